@@ -1,0 +1,178 @@
+"""`NdArray`: the CPU backend on numpy.
+
+Primitives are plain numpy arrays, so most ops are one vectorised numpy call; layout ops
+return views where numpy can (tensors are immutable, so sharing memory is safe).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from burn.backend import Backend, Capabilities
+from burn.ndarray import elementwise
+from burn.ndarray.device import NdArrayDevice
+from burn.tensor import DType, TensorData
+from burn.tensor.errors import OutOfRangeError
+
+
+class NdArrayBackend(Backend):
+    """numpy-backed CPU backend. Use the `NdArray` instance."""
+
+    name = "ndarray"
+    capabilities = Capabilities(dtypes=frozenset(DType), float_dtype=DType.F32, int_dtype=DType.I64)
+    host_memory = True
+
+    def device(self, *args, **kwargs) -> NdArrayDevice:
+        return NdArrayDevice.Cpu
+
+    def display_name(self) -> str:
+        return "NdArray"
+
+    # ------------------------------------------------------------------ data
+    def from_data(self, data: TensorData, device):
+        return data.array
+
+    def into_data(self, p) -> TensorData:
+        return TensorData(p)
+
+    def shape(self, p):
+        return p.shape
+
+    def dtype(self, p) -> DType:
+        return DType.from_numpy(p.dtype)
+
+    def device_of(self, p):
+        return NdArrayDevice.Cpu
+
+    def same_device(self, a, b) -> bool:
+        return True
+
+    def to_device(self, p, device):
+        return p
+
+    def cast(self, p, dtype: DType):
+        target = dtype.numpy
+        if p.dtype == target:
+            return p
+        if p.dtype.kind == "f" and target.kind in "iu":
+            with np.errstate(invalid="ignore"):
+                return np.trunc(p).astype(target)
+        return p.astype(target)
+
+    # ------------------------------------------------------------------ creation
+    def full(self, shape, value, dtype: DType, device):
+        return np.full(tuple(shape), value, dtype.numpy)
+
+    def arange(self, start, end, step, dtype: DType, device):
+        return np.arange(start, end, step, dtype=dtype.numpy)
+
+    def random(self, shape, distribution, dtype: DType, device):
+        return distribution.sample(self.rng(), tuple(shape)).astype(dtype.numpy)
+
+    def scalar_like(self, p, value):
+        return np.full((1,) * p.ndim, value, p.dtype)
+
+    # ------------------------------------------------------------------ layout
+    def reshape(self, p, shape):
+        return p.reshape(shape)
+
+    def permute(self, p, axes):
+        return p.transpose(axes)
+
+    def expand(self, p, shape):
+        return np.broadcast_to(p, shape)
+
+    def flip(self, p, axes):
+        return np.flip(p, axes)
+
+    def slice(self, p, ranges):
+        return p[tuple(slice(*r) for r in ranges)]
+
+    def slice_assign(self, p, ranges, value):
+        out = p.copy()
+        out[tuple(slice(*r) for r in ranges)] = value
+        return out
+
+    def cat(self, ps, dim):
+        return np.concatenate(ps, axis=dim)
+
+    # ------------------------------------------------------------------ indexing
+    def gather(self, p, dim, indices):
+        try:
+            return np.take_along_axis(p, indices, axis=dim)
+        except IndexError as e:
+            raise OutOfRangeError(f"gather: {e}") from None
+
+    def scatter_add(self, p, dim, indices, values):
+        out = p.copy()
+        idx = list(np.indices(indices.shape, sparse=True))
+        idx[dim] = indices
+        np.add.at(out, tuple(idx), values)
+        return out
+
+    def select(self, p, dim, indices):
+        return np.take(p, indices, axis=dim)
+
+    def select_add(self, p, dim, indices, values):
+        out = p.copy()
+        index = [slice(None)] * p.ndim
+        index[dim] = indices
+        np.add.at(out, tuple(index), values)
+        return out
+
+    def mask_where(self, p, mask, value):
+        return np.where(mask, value, p).astype(p.dtype, copy=False)
+
+    # ------------------------------------------------------------------ compute
+    def unary(self, op, p):
+        if op == "sign" and p.dtype.kind == "u":
+            return (p > 0).astype(p.dtype)
+        out = elementwise.UNARY[op](p)
+        return out if out.dtype == p.dtype or out.dtype == np.bool_ else out.astype(p.dtype)
+
+    def binary(self, op, lhs, rhs):
+        return elementwise.binary(op, lhs, rhs, lhs.dtype)
+
+    def binary_scalar(self, op, p, value):
+        return elementwise.binary(op, p, np.asarray(value).astype(p.dtype), p.dtype)
+
+    def reduce(self, op, p, dim):
+        if op == "argmax" or op == "argmin":
+            fn = np.argmax if op == "argmax" else np.argmin
+            return fn(p, axis=dim, keepdims=True).astype(np.int64)
+        fn = _REDUCE[op]
+        return fn(p, axis=dim, keepdims=True).astype(p.dtype, copy=False)
+
+    def mean_dim(self, p, dim):
+        if p.dtype.kind in "iu":
+            return super().mean_dim(p, dim)
+        return np.mean(p, axis=dim, keepdims=True, dtype=np.float64 if p.dtype.itemsize < 4 else None).astype(
+            p.dtype, copy=False
+        )
+
+    def matmul(self, lhs, rhs):
+        return np.matmul(lhs, rhs)
+
+    def sort_with_indices(self, p, dim, descending=False):
+        if not descending:
+            idx = np.argsort(p, axis=dim, kind="stable")
+        else:
+            # A stable ascending sort of the reversed axis, read backwards, is a stable
+            # descending sort (ties keep their original order) without negating values.
+            idx = p.shape[dim] - 1 - np.flip(np.argsort(np.flip(p, dim), axis=dim, kind="stable"), dim)
+        return np.take_along_axis(p, idx, axis=dim), idx.astype(np.int64)
+
+    def tri_mask(self, shape, offset, upper, device):
+        rows, cols = shape[-2], shape[-1]
+        diff = np.arange(cols)[None, :] - np.arange(rows)[:, None]
+        keep = diff >= offset if upper else diff <= offset
+        return np.broadcast_to(~keep, tuple(shape))
+
+    def is_nan(self, p):
+        return np.isnan(p)
+
+
+_REDUCE = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}
+
+NdArray = NdArrayBackend()
+NdArrayDevice.backend = NdArray

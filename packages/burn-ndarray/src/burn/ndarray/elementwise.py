@@ -1,0 +1,71 @@
+"""numpy kernels for the elementwise ops of the contract."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import special
+
+UNARY = {
+    "neg": np.negative,
+    "abs": np.abs,
+    "exp": np.exp,
+    "log": np.log,
+    "log1p": np.log1p,
+    "sqrt": np.sqrt,
+    "sin": np.sin,
+    "cos": np.cos,
+    "tan": np.tan,
+    "tanh": np.tanh,
+    "erf": special.erf,
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "round": np.round,  # half to even, as Burn
+    "sign": np.sign,
+    "recip": np.reciprocal,
+    "not": np.logical_not,
+}
+
+
+def _int_div(a, b):
+    """Integer division truncating toward zero (Rust's `/`), not numpy's floor division."""
+    q = np.floor_divide(a, b)
+    fix = (np.remainder(a, b) != 0) & ((a < 0) != (b < 0))
+    return q + fix.astype(q.dtype)
+
+
+BINARY = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "pow": np.power,
+    "rem": np.remainder,
+    "max": np.maximum,
+    "min": np.minimum,
+    "atan2": np.arctan2,
+    "eq": np.equal,
+    "ne": np.not_equal,
+    "gt": np.greater,
+    "ge": np.greater_equal,
+    "lt": np.less,
+    "le": np.less_equal,
+    "and": np.logical_and,
+    "or": np.logical_or,
+    "xor": np.logical_xor,
+}
+
+
+def binary(op: str, a: np.ndarray, b, dtype) -> np.ndarray:
+    """Apply `op`; results keep `dtype` (numpy would promote ints to float for div/pow)."""
+    if op == "div":
+        if dtype.kind in "iu":
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return _int_div(a, b).astype(dtype, copy=False)
+        return np.true_divide(a, b, dtype=dtype)
+    if op == "pow" and dtype.kind in "iu":
+        if np.all(np.asarray(b) >= 0):
+            return np.power(a, b).astype(dtype, copy=False)
+        return np.trunc(np.power(a.astype(np.float64), b)).astype(dtype)
+    out = BINARY[op](a, b)
+    if out.dtype != dtype and out.dtype != np.bool_:
+        out = out.astype(dtype, copy=False)
+    return out

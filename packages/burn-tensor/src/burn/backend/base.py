@@ -1,0 +1,54 @@
+"""`Backend`: the sum of the ops groups, plus identity, devices and capabilities."""
+
+from __future__ import annotations
+
+from burn.backend.device import Capabilities, Device
+from burn.backend.ops import (
+    ActivationOps,
+    BoolTensorOps,
+    FloatTensorOps,
+    IntTensorOps,
+    ModuleOps,
+    PrimitiveOps,
+)
+
+
+class Backend(PrimitiveOps, FloatTensorOps, IntTensorOps, BoolTensorOps, ModuleOps, ActivationOps):
+    """Base class of every backend.
+
+    A backend is an instance (usually a module-level singleton such as `NdArray`). Subclasses
+    implement the abstract core of `PrimitiveOps`; Python refuses to instantiate one that misses
+    a required method and names it. Everything else has a default.
+
+    Class attributes to set:
+        name: the registry name (`"ndarray"`).
+        capabilities: a `Capabilities` (dtypes, default float/int dtypes).
+    """
+
+    name: str = "backend"
+    capabilities: Capabilities = Capabilities()
+
+    def device(self, *args, **kwargs) -> Device:
+        """The backend's default device (backends may accept a selector)."""
+        raise NotImplementedError(f"{type(self).__name__} must define device()")
+
+    def devices(self) -> list[Device]:
+        """Every device of this backend on this machine."""
+        return [self.device()]
+
+    def priority(self) -> int:
+        """How strongly `default()` prefers this backend (higher wins; negative: never)."""
+        return 0
+
+    def inner(self) -> Backend:
+        """The backend this one decorates (itself when it decorates nothing)."""
+        return self
+
+    def sync(self, device=None) -> None:
+        """Wait for queued work (a no-op on synchronous backends)."""
+
+    def __repr__(self) -> str:
+        return self.display_name()
+
+    def display_name(self) -> str:
+        return type(self).__name__

@@ -1,0 +1,103 @@
+"""The backend registry: backends and decorators found through the `burn.backends` entry points.
+
+Names are listed without importing anything; an entry is loaded on first use and cached. A name
+that no installed distribution provides raises `BackendNotFoundError` naming what to install.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from importlib.metadata import entry_points
+
+from burn.tensor.errors import BackendNotFoundError
+
+GROUP = "burn.backends"
+
+# Where the backends this project knows about come from, for the error message.
+KNOWN_DISTRIBUTIONS = {
+    "NdArray": "burn-ndarray",
+    "Wgpu": "burn-wgpu",
+    "Autodiff": "burn-autodiff",
+    "Fusion": "burn-fusion",
+}
+
+_lock = threading.Lock()
+_loaded: dict[str, object] = {}
+_registered: dict[str, object] = {}
+
+
+def _entry_points() -> dict:
+    return {ep.name: ep for ep in entry_points(group=GROUP)}
+
+
+def available() -> list[str]:
+    """Names of every installed backend and decorator (nothing is imported)."""
+    return sorted(set(_entry_points()) | set(_registered))
+
+
+def _canonical(name: str) -> str:
+    names = available()
+    if name in names:
+        return name
+    for candidate in names:
+        if candidate.lower() == name.lower():
+            return candidate
+    for candidate, dist in KNOWN_DISTRIBUTIONS.items():
+        if candidate.lower() == name.lower():
+            return candidate
+    return name
+
+
+def get(name: str):
+    """The backend (or decorator) registered under `name`, case-insensitively."""
+    name = _canonical(name)
+    with _lock:
+        if name in _registered:
+            return _registered[name]
+        if name in _loaded:
+            return _loaded[name]
+        ep = _entry_points().get(name)
+        if ep is None:
+            dist = KNOWN_DISTRIBUTIONS.get(name)
+            hint = f"pip install {dist}" if dist else "install the package that provides it"
+            raise BackendNotFoundError(
+                f"backend {name!r} is not installed ({hint}); installed: {available() or 'none'}"
+            )
+        obj = ep.load()
+        _loaded[name] = obj
+        return obj
+
+
+def register_backend(name: str, backend) -> None:
+    """Register a backend by name without an entry point (for tests and notebooks)."""
+    with _lock:
+        _registered[name] = backend
+
+
+def unregister_backend(name: str) -> None:
+    with _lock:
+        _registered.pop(name, None)
+
+
+def backends() -> dict[str, object]:
+    """Every installed backend (decorators excluded), loaded, by name."""
+    from burn.backend.base import Backend
+
+    found = {}
+    for name in available():
+        obj = get(name)
+        if isinstance(obj, Backend):
+            found[name] = obj
+    return found
+
+
+def default():
+    """The backend to use when none is named: `BURN_BACKEND`, else the best one present."""
+    wanted = os.environ.get("BURN_BACKEND")
+    if wanted:
+        return get(wanted)
+    candidates = backends()
+    if not candidates:
+        raise BackendNotFoundError("no backend is installed (pip install burn-ndarray)")
+    return max(candidates.values(), key=lambda b: b.priority())
