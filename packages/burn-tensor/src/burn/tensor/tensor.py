@@ -19,6 +19,7 @@ from burn.tensor.data import TensorData
 from burn.tensor.distribution import Distribution
 from burn.tensor.dtype import DType
 from burn.tensor.errors import (
+    BackendError,
     DeviceError,
     DTypeError,
     KindError,
@@ -1410,13 +1411,49 @@ class Tensor:
         """Gradients of this (one-element) tensor; needs an autodiff backend."""
         hook = getattr(self.backend, "backward", None)
         if hook is None:
-            from burn.tensor.errors import BackendError
-
             raise BackendError(
                 f"backward: backend {self.backend!r} does not track gradients; "
                 f"use Autodiff({self.backend!r}) (pip install burn-autodiff)"
             )
         return hook(self)
+
+    def grad(self, grads) -> Tensor | None:
+        """This tensor's gradient in `grads`, on the inner backend (None when it has none)."""
+        hook = getattr(self.backend, "grad", None)
+        found = hook(self.primitive, grads) if hook is not None and self.kind is Float else None
+        return None if found is None else Tensor._make(self.backend.inner(), found, Float)
+
+    def grad_remove(self, grads) -> Tensor | None:
+        """Pop this tensor's gradient from `grads` (so it is not applied twice)."""
+        hook = getattr(self.backend, "grad_remove", None)
+        found = hook(self.primitive, grads) if hook is not None and self.kind is Float else None
+        return None if found is None else Tensor._make(self.backend.inner(), found, Float)
+
+    def grad_replace(self, grads, grad: Tensor) -> None:
+        """Replace this tensor's gradient in `grads` by `grad` (a tensor of the inner backend)."""
+        hook = getattr(self.backend, "grad_replace", None)
+        if hook is not None:
+            hook(self.primitive, grads, grad.primitive)
+
+    def inner(self) -> Tensor:
+        """The same values on the inner backend of a decorator (itself otherwise)."""
+        unwrap = getattr(self.backend, "unwrap", None)
+        if unwrap is None:
+            return self
+        return Tensor._make(self.backend.inner(), unwrap(self.primitive), self.kind)
+
+    @classmethod
+    def from_inner(cls, tensor: Tensor, backend=None) -> Tensor:
+        """Wrap a tensor of the inner backend for the decorator `backend` (or the pinned one)."""
+        backend = backend or cls._backend
+        if backend is None:
+            raise BackendError("from_inner: name the decorator backend, e.g. Tensor[B, 2].from_inner(t)")
+        wrap = getattr(backend, "wrap", None)
+        if wrap is None:
+            return tensor
+        if tensor.backend is not backend.inner():
+            raise DeviceError(f"from_inner: tensor is on {tensor.backend!r}, expected {backend.inner()!r}")
+        return Tensor._make(backend, wrap(tensor.primitive), tensor.kind)
 
 
 # Binary op names whose scalar form is `<name>_elem` and whose result is Bool.

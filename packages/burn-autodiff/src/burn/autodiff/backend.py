@@ -1,0 +1,429 @@
+"""`Autodiff(B)`: a backend that records the ops on tensors requiring gradients.
+
+Its primitives pair an inner primitive with a graph node. The node is None for anything that
+does not depend on a tensor marked with `require_grad()`, so untracked work only pays for the
+wrapper. Each tracked op stores a closure that maps the output's gradient to its inputs'
+gradients, written with the inner backend's ops (the rules live in `rules.py`).
+"""
+
+from __future__ import annotations
+
+import threading
+
+from burn.autodiff import rules
+from burn.autodiff.graph import Gradients, Node, leaf, run_backward
+from burn.backend import Backend
+from burn.tensor.errors import BackendError, KindError
+
+
+class ADPrimitive:
+    """An inner primitive plus the node that produced it (None when untracked)."""
+
+    __slots__ = ("value", "node")
+
+    def __init__(self, value, node: Node | None = None):
+        self.value = value
+        self.node = node
+
+    def __repr__(self) -> str:
+        return f"ADPrimitive({self.node!r})"
+
+
+class CheckpointingStrategy:
+    """What the backward pass keeps from the forward pass.
+
+    `NoCheckpointing` (the only strategy so far) keeps every saved input, trading memory for
+    speed. Recomputing strategies can subclass this later without changing the API.
+    """
+
+
+class NoCheckpointing(CheckpointingStrategy):
+    """Keep every saved input of the forward pass until backward."""
+
+
+def _unwrap(p):
+    return p.value
+
+
+class AutodiffBackend(Backend):
+    """Reverse-mode automatic differentiation around any backend. Build with `Autodiff(B)`."""
+
+    def __init__(self, inner: Backend, checkpointing: CheckpointingStrategy | None = None):
+        self._inner = inner
+        self.checkpointing = checkpointing or NoCheckpointing()
+        self.name = f"autodiff({inner.name})"
+        self.capabilities = inner.capabilities
+        self.host_memory = getattr(inner, "host_memory", False)
+
+    # ------------------------------------------------------------------ identity
+    def inner(self) -> Backend:
+        return self._inner
+
+    def device(self, *args, **kwargs):
+        return self._inner.device(*args, **kwargs)
+
+    def devices(self):
+        return self._inner.devices()
+
+    def display_name(self) -> str:
+        return f"Autodiff({self._inner!r})"
+
+    def priority(self) -> int:
+        return -1
+
+    def seed(self, seed: int) -> None:
+        self._inner.seed(seed)
+
+    def sync(self, device=None) -> None:
+        self._inner.sync(device)
+
+    # ------------------------------------------------------------------ graph helpers
+    def _track(self, value, inputs: tuple, backward, name: str) -> ADPrimitive:
+        """Wrap `value`; record a node when any input is tracked.
+
+        `backward(grad, tracked)` gets the output gradient and a tuple of booleans saying which
+        inputs need a gradient; it returns one gradient (or None) per input.
+        """
+        parents = tuple(p.node for p in inputs)
+        if all(n is None for n in parents):
+            return ADPrimitive(value)
+        tracked = tuple(n is not None for n in parents)
+        node = Node(parents, lambda grad: backward(grad, tracked), name)
+        return ADPrimitive(value, node)
+
+    def wrap(self, value) -> ADPrimitive:
+        """An untracked primitive around an inner one (`Tensor.from_inner`)."""
+        return ADPrimitive(value)
+
+    def unwrap(self, p):
+        """The inner primitive (`Tensor.inner`)."""
+        return p.value
+
+    # ------------------------------------------------------------------ require grad
+    def float_set_require_grad(self, p, flag: bool):
+        if flag:
+            return p if p.node is not None and p.node.is_leaf else ADPrimitive(p.value, leaf())
+        return ADPrimitive(p.value)
+
+    def float_is_require_grad(self, p) -> bool:
+        return p.node is not None
+
+    def float_detach(self, p):
+        return ADPrimitive(p.value)
+
+    def backward(self, tensor) -> Gradients:
+        """Gradients of `tensor` with respect to every leaf it depends on."""
+        if tensor.kind.name != "Float":
+            raise KindError(f"backward: needs a Float tensor, got {tensor.kind.name}")
+        p = tensor.primitive
+        if p.node is None:
+            raise BackendError(
+                "backward: this tensor does not depend on any tensor marked with require_grad()"
+            )
+        inner = self._inner
+        seed = inner.full(inner.shape(p.value), 1, inner.dtype(p.value), inner.device_of(p.value))
+        return run_backward(inner, p.node, seed)
+
+    def grad(self, p, grads: Gradients):
+        """The gradient of a leaf as an inner primitive, or None."""
+        if p.node is None:
+            return None
+        return grads.get(p.node.id)
+
+    def grad_remove(self, p, grads: Gradients):
+        if p.node is None:
+            return None
+        return grads.remove(p.node.id)
+
+    def grad_replace(self, p, grads: Gradients, grad) -> None:
+        if p.node is None:
+            raise BackendError("grad_replace: the tensor does not require a gradient")
+        grads.register(p.node.id, grad)
+
+    # ================================================================== required core
+    def from_data(self, data, device):
+        return ADPrimitive(self._inner.from_data(data, device))
+
+    def into_data(self, p):
+        return self._inner.into_data(p.value)
+
+    def shape(self, p):
+        return self._inner.shape(p.value)
+
+    def dtype(self, p):
+        return self._inner.dtype(p.value)
+
+    def device_of(self, p):
+        return self._inner.device_of(p.value)
+
+    def same_device(self, a, b) -> bool:
+        return self._inner.same_device(a.value, b.value)
+
+    def to_device(self, p, device):
+        inner = self._inner
+        source = inner.device_of(p.value)
+        return self._track(
+            inner.to_device(p.value, device),
+            (p,),
+            lambda g, t: (inner.to_device(g, source),),
+            "to_device",
+        )
+
+    def cast(self, p, dtype):
+        inner = self._inner
+        out = inner.cast(p.value, dtype)
+        source = inner.dtype(p.value)
+        if not (dtype.is_float and source.is_float):
+            return ADPrimitive(out)
+        return self._track(out, (p,), lambda g, t: (inner.cast(g, source),), "cast")
+
+    def reshape(self, p, shape):
+        inner = self._inner
+        source = inner.shape(p.value)
+        return self._track(
+            inner.reshape(p.value, shape), (p,), lambda g, t: (inner.reshape(g, source),), "reshape"
+        )
+
+    def permute(self, p, axes):
+        inner = self._inner
+        inverse = tuple(sorted(range(len(axes)), key=lambda i: axes[i]))
+        return self._track(
+            inner.permute(p.value, axes), (p,), lambda g, t: (inner.permute(g, inverse),), "permute"
+        )
+
+    def expand(self, p, shape):
+        inner = self._inner
+        source = inner.shape(p.value)
+        return self._track(
+            inner.expand(p.value, shape),
+            (p,),
+            lambda g, t: (rules.unbroadcast(inner, g, source),),
+            "expand",
+        )
+
+    def slice(self, p, ranges):
+        inner = self._inner
+        value = p.value
+        return self._track(
+            inner.slice(value, ranges),
+            (p,),
+            lambda g, t: (rules.slice_backward(inner, g, value, ranges),),
+            "slice",
+        )
+
+    def slice_assign(self, p, ranges, value):
+        inner = self._inner
+
+        def backward(g, tracked):
+            gp = gv = None
+            if tracked[0]:
+                zeros = inner.full(inner.shape(value.value), 0, inner.dtype(g), inner.device_of(g))
+                gp = inner.slice_assign(g, ranges, zeros)
+            if tracked[1]:
+                gv = inner.slice(g, ranges)
+            return gp, gv
+
+        return self._track(
+            inner.slice_assign(p.value, ranges, value.value), (p, value), backward, "slice_assign"
+        )
+
+    def gather(self, p, dim, indices):
+        inner = self._inner
+        value, idx = p.value, indices.value
+
+        def backward(g, tracked):
+            zeros = inner.full(inner.shape(value), 0, inner.dtype(g), inner.device_of(g))
+            return inner.scatter_add(zeros, dim, idx, g), None
+
+        return self._track(inner.gather(value, dim, idx), (p, indices), backward, "gather")
+
+    def scatter_add(self, p, dim, indices, values):
+        inner = self._inner
+        idx = indices.value
+
+        def backward(g, tracked):
+            return (g if tracked[0] else None), None, (
+                inner.gather(g, dim, idx) if tracked[2] else None
+            )
+
+        return self._track(
+            inner.scatter_add(p.value, dim, idx, values.value),
+            (p, indices, values),
+            backward,
+            "scatter_add",
+        )
+
+    def mask_where(self, p, mask, value):
+        inner = self._inner
+        m = mask.value
+        p_shape, v_shape = inner.shape(p.value), inner.shape(value.value)
+
+        def backward(g, tracked):
+            zeros = inner.scalar_like(g, 0)
+            gp = gv = None
+            if tracked[0]:
+                gp = rules.unbroadcast(inner, inner.mask_where(g, m, zeros), p_shape)
+            if tracked[2]:
+                gv = rules.unbroadcast(inner, inner.mask_where(zeros, m, g), v_shape)
+            return gp, None, gv
+
+        return self._track(
+            inner.mask_where(p.value, m, value.value), (p, mask, value), backward, "mask_where"
+        )
+
+    def unary(self, op, p):
+        inner = self._inner
+        x = p.value
+        out = inner.unary(op, x)
+        rule = rules.UNARY.get(op)
+        if rule is None or p.node is None:
+            return ADPrimitive(out)
+        return self._track(out, (p,), lambda g, t: (rule(inner, x, out, g),), op)
+
+    def binary(self, op, lhs, rhs):
+        inner = self._inner
+        a, b = lhs.value, rhs.value
+        out = inner.binary(op, a, b)
+        rule = rules.BINARY.get(op)
+        if rule is None or (lhs.node is None and rhs.node is None):
+            return ADPrimitive(out)
+        a_shape, b_shape = inner.shape(a), inner.shape(b)
+
+        def backward(g, tracked):
+            ga, gb = rule(inner, a, b, out, g, tracked)
+            return (
+                rules.unbroadcast(inner, ga, a_shape) if ga is not None else None,
+                rules.unbroadcast(inner, gb, b_shape) if gb is not None else None,
+            )
+
+        return self._track(out, (lhs, rhs), backward, op)
+
+    def binary_scalar(self, op, p, value):
+        inner = self._inner
+        x = p.value
+        out = inner.binary_scalar(op, x, value)
+        rule = rules.BINARY_SCALAR.get(op)
+        if rule is None or p.node is None:
+            return ADPrimitive(out)
+        return self._track(out, (p,), lambda g, t: (rule(inner, x, value, out, g),), op + "_scalar")
+
+    def reduce(self, op, p, dim):
+        inner = self._inner
+        x = p.value
+        out = inner.reduce(op, x, dim)
+        rule = rules.REDUCE.get(op)
+        if rule is None or p.node is None:
+            return ADPrimitive(out)
+        return self._track(out, (p,), lambda g, t: (rule(inner, x, dim, out, g),), op)
+
+    # ================================================================== faster composites
+    # Defaults would also differentiate correctly; these keep the inner backend's fast paths.
+    def full(self, shape, value, dtype, device):
+        return ADPrimitive(self._inner.full(shape, value, dtype, device))
+
+    def arange(self, start, end, step, dtype, device):
+        return ADPrimitive(self._inner.arange(start, end, step, dtype, device))
+
+    def random(self, shape, distribution, dtype, device):
+        return ADPrimitive(self._inner.random(shape, distribution, dtype, device))
+
+    def scalar_like(self, p, value):
+        return ADPrimitive(self._inner.scalar_like(p.value, value))
+
+    def tri_mask(self, shape, offset, upper, device):
+        return ADPrimitive(self._inner.tri_mask(shape, offset, upper, device))
+
+    def is_nan(self, p):
+        return ADPrimitive(self._inner.is_nan(p.value))
+
+    def any_dim(self, p, dim):
+        return ADPrimitive(self._inner.any_dim(p.value, dim))
+
+    def all_dim(self, p, dim):
+        return ADPrimitive(self._inner.all_dim(p.value, dim))
+
+    def matmul(self, lhs, rhs):
+        inner = self._inner
+        a, b = lhs.value, rhs.value
+
+        def backward(g, tracked):
+            return rules.matmul_backward(inner, a, b, g, tracked)
+
+        return self._track(inner.matmul(a, b), (lhs, rhs), backward, "matmul")
+
+    def cat(self, ps, dim):
+        inner = self._inner
+        sizes = [inner.shape(p.value)[dim] for p in ps]
+
+        def backward(g, tracked):
+            out, start = [], 0
+            shape = inner.shape(g)
+            for n, need in zip(sizes, tracked, strict=True):
+                ranges = tuple(
+                    (start, start + n, 1) if d == dim else (0, s, 1) for d, s in enumerate(shape)
+                )
+                out.append(inner.slice(g, ranges) if need else None)
+                start += n
+            return tuple(out)
+
+        return self._track(inner.cat([p.value for p in ps], dim), tuple(ps), backward, "cat")
+
+    def flip(self, p, axes):
+        inner = self._inner
+        return self._track(
+            inner.flip(p.value, axes), (p,), lambda g, t: (inner.flip(g, axes),), "flip"
+        )
+
+    def select(self, p, dim, indices):
+        inner = self._inner
+        value, idx = p.value, indices.value
+
+        def backward(g, tracked):
+            zeros = inner.full(inner.shape(value), 0, inner.dtype(g), inner.device_of(g))
+            return inner.select_add(zeros, dim, idx, g), None
+
+        return self._track(inner.select(value, dim, idx), (p, indices), backward, "select")
+
+    def select_add(self, p, dim, indices, values):
+        inner = self._inner
+        idx = indices.value
+
+        def backward(g, tracked):
+            return (g if tracked[0] else None), None, (
+                inner.select(g, dim, idx) if tracked[2] else None
+            )
+
+        return self._track(
+            inner.select_add(p.value, dim, idx, values.value),
+            (p, indices, values),
+            backward,
+            "select_add",
+        )
+
+    def sort_with_indices(self, p, dim, descending=False):
+        _, idx = self._inner.sort_with_indices(p.value, dim, descending)
+        indices = ADPrimitive(idx)
+        return self.gather(p, dim, indices), indices
+
+
+_lock = threading.Lock()
+_cache: dict[int, AutodiffBackend] = {}
+
+
+def Autodiff(inner: Backend, checkpointing: CheckpointingStrategy | None = None) -> AutodiffBackend:  # noqa: N802
+    """The autodiff decorator of `inner`: `B = Autodiff(NdArray)`.
+
+    Calling it twice with the same backend returns the same object, so tensors made through
+    either call work together.
+    """
+    if not isinstance(inner, Backend):
+        raise TypeError(f"Autodiff: expected a backend, got {inner!r}")
+    if isinstance(inner, AutodiffBackend):
+        raise BackendError("Autodiff: the backend already tracks gradients")
+    if checkpointing is not None:
+        return AutodiffBackend(inner, checkpointing)
+    with _lock:
+        backend = _cache.get(id(inner))
+        if backend is None or backend.inner() is not inner:
+            backend = _cache[id(inner)] = AutodiffBackend(inner)
+        return backend
