@@ -1,0 +1,431 @@
+"""Functional module ops, like Burn's `burn::tensor::module`: convolution, pooling,
+interpolation, embedding and unfold on `Tensor`s of any backend.
+
+Layouts are Burn's (and PyTorch's): inputs are `[batch, channels, *spatial]` (NCL, NCHW,
+NCDHW), convolution weights `[out, in / groups, *kernel]`, transposed-convolution weights
+`[in, out / groups, *kernel]`. Per-dim arguments (kernel size, stride, padding, dilation)
+take an int for every dim or one entry per spatial dim.
+
+Each function checks ranks, shapes and kinds here and raises `RankError`, `ShapeError` or
+`KindError` naming the op and the shapes, so backends receive valid primitives only.
+
+```python
+from burn.tensor import Tensor
+from burn.tensor.module import conv2d, max_pool2d, ConvOptions
+y = conv2d(x, weight, bias, ConvOptions(stride=1, padding=1))
+y = max_pool2d(y, kernel_size=2, stride=2)
+```
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from burn.backend.ops.module import (
+    ConvOptions,
+    ConvTransposeOptions,
+    InterpolateMode,
+    InterpolateOptions,
+    UnfoldOptions,
+    conv_output_size,
+    conv_transpose_output_size,
+)
+from burn.tensor.errors import KindError, OutOfRangeError, RankError, ShapeError
+from burn.tensor.kind import Float, Int
+from burn.tensor.tensor import Tensor
+
+__all__ = [
+    "ConvOptions",
+    "ConvTransposeOptions",
+    "InterpolateMode",
+    "InterpolateOptions",
+    "UnfoldOptions",
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "avg_pool1d",
+    "avg_pool2d",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "embedding",
+    "interpolate",
+    "max_pool1d",
+    "max_pool1d_with_indices",
+    "max_pool2d",
+    "max_pool2d_with_indices",
+    "unfold4d",
+]
+
+
+# ====================================================================== checks
+
+
+def _float(t, op: str, role: str = "input") -> None:
+    if not isinstance(t, Tensor):
+        raise KindError(f"{op}: {role} must be a Tensor, got {type(t).__name__}")
+    if t.kind is not Float:
+        raise KindError(f"{op}: {role} must be a Float tensor, got {t.kind.name} {t.dims()}")
+
+
+def _rank(t: Tensor, rank: int, op: str, role: str, layout: str) -> None:
+    if t.rank() != rank:
+        raise RankError(f"{op}: {role} must have rank {rank} ({layout}), got shape {t.dims()}")
+
+
+def _tuple(value, n: int, op: str, name: str, minimum: int) -> tuple[int, ...]:
+    """A per-dim argument as an n-tuple, each entry at least `minimum`."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        out = (int(value),) * n
+    else:
+        try:
+            out = tuple(int(v) for v in value)
+        except TypeError:
+            raise ShapeError(f"{op}: {name} must be an int or {n} ints, got {value!r}") from None
+        if len(out) != n:
+            raise ShapeError(
+                f"{op}: {name} needs {n} entries (one per spatial dim), got {list(out)}"
+            )
+    if any(v < minimum for v in out):
+        raise ShapeError(f"{op}: {name} entries must be >= {minimum}, got {list(out)}")
+    return out
+
+
+def _output_sizes(op, x: Tensor, kernel, stride, padding, dilation) -> list[int]:
+    """Output spatial sizes, or a ShapeError when the kernel does not fit the padded input."""
+    spatial = x.dims()[2:]
+    out = [
+        conv_output_size(n, k, s, p, d)
+        for n, k, s, p, d in zip(spatial, kernel, stride, padding, dilation, strict=True)
+    ]
+    if any(o < 1 for o in out):
+        effective = [d * (k - 1) + 1 for k, d in zip(kernel, dilation, strict=True)]
+        raise ShapeError(
+            f"{op}: kernel {list(kernel)} (dilated extent {effective}) does not fit "
+            f"input {x.dims()} with padding {list(padding)}"
+        )
+    return out
+
+
+def _bias(op: str, x: Tensor, bias, channels: int):
+    if bias is None:
+        return None
+    _float(bias, op, "bias")
+    x._peer(bias, op)
+    if bias.dims() != [channels]:
+        raise ShapeError(
+            f"{op}: bias must have shape [{channels}] (one per output channel), got {bias.dims()}"
+        )
+    return bias.primitive
+
+
+def _conv_checks(op: str, n: int, x: Tensor, weight: Tensor, bias, options) -> tuple:
+    layout = ("NCL", "NCHW", "NCDHW")[n - 1]
+    _float(x, op)
+    _float(weight, op, "weight")
+    _rank(x, n + 2, op, "input", layout)
+    _rank(weight, n + 2, op, "weight", "[out, in / groups, *kernel]")
+    w = x._peer(weight, op)
+    options = options or ConvOptions()
+    opts = ConvOptions(
+        _tuple(options.stride, n, op, "stride", 1),
+        _tuple(options.padding, n, op, "padding", 0),
+        _tuple(options.dilation, n, op, "dilation", 1),
+        int(options.groups),
+    )
+    groups = opts.groups
+    channels = x.dims()[1]
+    out_channels, per_group, *kernel = weight.dims()
+    if groups < 1:
+        raise ShapeError(f"{op}: groups must be >= 1, got {groups}")
+    if channels % groups or out_channels % groups:
+        raise ShapeError(
+            f"{op}: input channels {channels} and output channels {out_channels} must both be "
+            f"divisible by groups {groups} (input {x.dims()}, weight {weight.dims()})"
+        )
+    if per_group * groups != channels:
+        raise ShapeError(
+            f"{op}: input has {channels} channels but weight {weight.dims()} expects "
+            f"{per_group} x {groups} groups = {per_group * groups} (input {x.dims()})"
+        )
+    if any(k < 1 for k in kernel):
+        raise ShapeError(f"{op}: kernel sizes must be >= 1, got weight {weight.dims()}")
+    _output_sizes(op, x, kernel, opts.stride, opts.padding, opts.dilation)
+    return w, _bias(op, x, bias, out_channels), opts
+
+
+def _conv_transpose_checks(op: str, n: int, x: Tensor, weight: Tensor, bias, options) -> tuple:
+    layout = ("NCL", "NCHW", "NCDHW")[n - 1]
+    _float(x, op)
+    _float(weight, op, "weight")
+    _rank(x, n + 2, op, "input", layout)
+    _rank(weight, n + 2, op, "weight", "[in, out / groups, *kernel]")
+    w = x._peer(weight, op)
+    options = options or ConvTransposeOptions()
+    opts = ConvTransposeOptions(
+        _tuple(options.stride, n, op, "stride", 1),
+        _tuple(options.padding, n, op, "padding", 0),
+        _tuple(options.padding_out, n, op, "padding_out", 0),
+        _tuple(options.dilation, n, op, "dilation", 1),
+        int(options.groups),
+    )
+    groups = opts.groups
+    channels = x.dims()[1]
+    in_channels, per_group, *kernel = weight.dims()
+    if groups < 1:
+        raise ShapeError(f"{op}: groups must be >= 1, got {groups}")
+    if in_channels != channels:
+        raise ShapeError(
+            f"{op}: input has {channels} channels but weight {weight.dims()} expects {in_channels}"
+        )
+    if channels % groups:
+        raise ShapeError(f"{op}: input channels {channels} must be divisible by groups {groups}")
+    for po, s, d in zip(opts.padding_out, opts.stride, opts.dilation, strict=True):
+        if po >= max(s, d):
+            raise ShapeError(
+                f"{op}: padding_out {list(opts.padding_out)} must be smaller than stride "
+                f"{list(opts.stride)} or dilation {list(opts.dilation)}"
+            )
+    size = [
+        conv_transpose_output_size(i, k, s, p, po, d)
+        for i, k, s, p, po, d in zip(
+            x.dims()[2:],
+            kernel,
+            opts.stride,
+            opts.padding,
+            opts.padding_out,
+            opts.dilation,
+            strict=True,
+        )
+    ]
+    if any(o < 1 for o in size):
+        raise ShapeError(
+            f"{op}: padding {list(opts.padding)} leaves no output for input {x.dims()}"
+        )
+    return w, _bias(op, x, bias, per_group * groups), opts
+
+
+def _pool_checks(op: str, n: int, x: Tensor, kernel_size, stride, padding, dilation=1) -> tuple:
+    _float(x, op)
+    _rank(x, n + 2, op, "input", ("NCL", "NCHW")[n - 1])
+    kernel = _tuple(kernel_size, n, op, "kernel_size", 1)
+    stride = kernel if stride is None else _tuple(stride, n, op, "stride", 1)
+    padding = _tuple(padding, n, op, "padding", 0)
+    dilation = _tuple(dilation, n, op, "dilation", 1)
+    if any(2 * p > k for p, k in zip(padding, kernel, strict=True)):
+        raise ShapeError(
+            f"{op}: padding {list(padding)} must be at most half the kernel size {list(kernel)}"
+        )
+    _output_sizes(op, x, kernel, stride, padding, dilation)
+    return kernel, stride, padding, dilation
+
+
+def _wrap(x: Tensor, primitive, kind=Float) -> Tensor:
+    return x._new(primitive, kind)
+
+
+# ====================================================================== convolution
+
+
+def conv1d(
+    x: Tensor, weight: Tensor, bias: Tensor | None = None, options: ConvOptions | None = None
+) -> Tensor:
+    """1-d convolution: `[N, C, L]` by `[O, C / groups, K]` (+ bias `[O]`) -> `[N, O, L']`."""
+    w, b, opts = _conv_checks("conv1d", 1, x, weight, bias, options)
+    return _wrap(x, x.backend.conv1d(x.primitive, w, b, opts))
+
+
+def conv2d(
+    x: Tensor, weight: Tensor, bias: Tensor | None = None, options: ConvOptions | None = None
+) -> Tensor:
+    """2-d convolution: `[N, C, H, W]` by `[O, C / groups, KH, KW]` (+ bias) -> `[N, O, H', W']`."""
+    w, b, opts = _conv_checks("conv2d", 2, x, weight, bias, options)
+    return _wrap(x, x.backend.conv2d(x.primitive, w, b, opts))
+
+
+def conv3d(
+    x: Tensor, weight: Tensor, bias: Tensor | None = None, options: ConvOptions | None = None
+) -> Tensor:
+    """3-d convolution: `[N, C, D, H, W]` by `[O, C / groups, KD, KH, KW]` (+ bias)."""
+    w, b, opts = _conv_checks("conv3d", 3, x, weight, bias, options)
+    return _wrap(x, x.backend.conv3d(x.primitive, w, b, opts))
+
+
+def conv_transpose1d(
+    x: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    options: ConvTransposeOptions | None = None,
+) -> Tensor:
+    """1-d transposed convolution: `[N, C, L]` by `[C, O / groups, K]` (+ bias `[O]`)."""
+    w, b, opts = _conv_transpose_checks("conv_transpose1d", 1, x, weight, bias, options)
+    return _wrap(x, x.backend.conv_transpose1d(x.primitive, w, b, opts))
+
+
+def conv_transpose2d(
+    x: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    options: ConvTransposeOptions | None = None,
+) -> Tensor:
+    """2-d transposed convolution: `[N, C, H, W]` by `[C, O / groups, KH, KW]` (+ bias `[O]`)."""
+    w, b, opts = _conv_transpose_checks("conv_transpose2d", 2, x, weight, bias, options)
+    return _wrap(x, x.backend.conv_transpose2d(x.primitive, w, b, opts))
+
+
+def conv_transpose3d(
+    x: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    options: ConvTransposeOptions | None = None,
+) -> Tensor:
+    """3-d transposed convolution: `[N, C, D, H, W]` by `[C, O / groups, KD, KH, KW]` (+ bias)."""
+    w, b, opts = _conv_transpose_checks("conv_transpose3d", 3, x, weight, bias, options)
+    return _wrap(x, x.backend.conv_transpose3d(x.primitive, w, b, opts))
+
+
+# ====================================================================== pooling
+#
+# `stride=None` means "the kernel size" (non-overlapping windows), as PyTorch's functional
+# pools default; Burn's functional API has no defaults and its configs default to stride 1.
+
+
+def avg_pool1d(
+    x: Tensor, kernel_size, stride=None, padding=0, count_include_pad: bool = True
+) -> Tensor:
+    """Mean over windows of `[N, C, L]`; `count_include_pad` divides by the full kernel size."""
+    k, s, p, _ = _pool_checks("avg_pool1d", 1, x, kernel_size, stride, padding)
+    return _wrap(x, x.backend.avg_pool1d(x.primitive, k[0], s[0], p[0], bool(count_include_pad)))
+
+
+def avg_pool2d(
+    x: Tensor, kernel_size, stride=None, padding=0, count_include_pad: bool = True
+) -> Tensor:
+    """Mean over windows of `[N, C, H, W]`; `count_include_pad` divides by the full kernel size."""
+    k, s, p, _ = _pool_checks("avg_pool2d", 2, x, kernel_size, stride, padding)
+    return _wrap(x, x.backend.avg_pool2d(x.primitive, k, s, p, bool(count_include_pad)))
+
+
+def max_pool1d(x: Tensor, kernel_size, stride=None, padding=0, dilation=1) -> Tensor:
+    """Max over windows of `[N, C, L]`; padding never wins."""
+    k, s, p, d = _pool_checks("max_pool1d", 1, x, kernel_size, stride, padding, dilation)
+    return _wrap(x, x.backend.max_pool1d(x.primitive, k[0], s[0], p[0], d[0]))
+
+
+def max_pool2d(x: Tensor, kernel_size, stride=None, padding=0, dilation=1) -> Tensor:
+    """Max over windows of `[N, C, H, W]`; padding never wins."""
+    k, s, p, d = _pool_checks("max_pool2d", 2, x, kernel_size, stride, padding, dilation)
+    return _wrap(x, x.backend.max_pool2d(x.primitive, k, s, p, d))
+
+
+def max_pool1d_with_indices(
+    x: Tensor, kernel_size, stride=None, padding=0, dilation=1
+) -> tuple[Tensor, Tensor]:
+    """(max over windows of `[N, C, L]`, Int position of each max within its channel)."""
+    k, s, p, d = _pool_checks(
+        "max_pool1d_with_indices", 1, x, kernel_size, stride, padding, dilation
+    )
+    out, idx = x.backend.max_pool1d_with_indices(x.primitive, k[0], s[0], p[0], d[0])
+    return _wrap(x, out), _wrap(x, idx, Int)
+
+
+def max_pool2d_with_indices(
+    x: Tensor, kernel_size, stride=None, padding=0, dilation=1
+) -> tuple[Tensor, Tensor]:
+    """(max over windows of `[N, C, H, W]`, Int flat position `h * W + w` of each max)."""
+    k, s, p, d = _pool_checks(
+        "max_pool2d_with_indices", 2, x, kernel_size, stride, padding, dilation
+    )
+    out, idx = x.backend.max_pool2d_with_indices(x.primitive, k, s, p, d)
+    return _wrap(x, out), _wrap(x, idx, Int)
+
+
+def _adaptive_checks(op: str, n: int, x: Tensor, output_size) -> tuple[int, ...]:
+    _float(x, op)
+    _rank(x, n + 2, op, "input", ("NCL", "NCHW")[n - 1])
+    return _tuple(output_size, n, op, "output_size", 1)
+
+
+def adaptive_avg_pool1d(x: Tensor, output_size: int) -> Tensor:
+    """`[N, C, L]` averaged over adaptive windows to `[N, C, output_size]`."""
+    size = _adaptive_checks("adaptive_avg_pool1d", 1, x, output_size)
+    return _wrap(x, x.backend.adaptive_avg_pool1d(x.primitive, size[0]))
+
+
+def adaptive_avg_pool2d(x: Tensor, output_size) -> Tensor:
+    """`[N, C, H, W]` averaged over adaptive windows to `[N, C, *output_size]`."""
+    size = _adaptive_checks("adaptive_avg_pool2d", 2, x, output_size)
+    return _wrap(x, x.backend.adaptive_avg_pool2d(x.primitive, size))
+
+
+# ====================================================================== interpolation
+
+
+def interpolate(
+    x: Tensor, output_size, options: InterpolateOptions | InterpolateMode | str | None = None
+) -> Tensor:
+    """`[N, C, H, W]` resampled to `[N, C, *output_size]`.
+
+    Nearest (the default) reads input `floor(i * in / out)`; bilinear and bicubic align
+    corners, as Burn's ndarray backend does.
+    """
+    op = "interpolate"
+    _float(x, op)
+    _rank(x, 4, op, "input", "NCHW")
+    size = _tuple(output_size, 2, op, "output_size", 1)
+    if options is None:
+        options = InterpolateOptions()
+    elif not isinstance(options, InterpolateOptions):
+        try:
+            options = InterpolateOptions(options)
+        except ValueError:
+            raise ShapeError(
+                f"{op}: unknown mode {options!r} (nearest, bilinear or bicubic)"
+            ) from None
+    return _wrap(x, x.backend.interpolate(x.primitive, size, options))
+
+
+# ====================================================================== embedding, unfold
+
+
+def embedding(weights: Tensor, indices: Tensor) -> Tensor:
+    """Rows of `weights [n, d]` at the Int `indices [batch, seq]`: `[batch, seq, d]`.
+
+    Indices of any rank work; the result appends `d` to their shape.
+    """
+    op = "embedding"
+    _float(weights, op, "weights")
+    _rank(weights, 2, op, "weights", "[num_embeddings, dim]")
+    if not isinstance(indices, Tensor) or indices.kind is not Int:
+        kind = indices.kind.name if isinstance(indices, Tensor) else type(indices).__name__
+        raise KindError(f"{op}: indices must be an Int tensor, got {kind}")
+    idx = weights._peer(indices, op, Int)
+    n = weights.dims()[0]
+    if indices.num_elements() and getattr(weights.backend, "host_memory", False):
+        data = indices.to_data().array
+        lo, hi = data.min(), data.max()
+        if lo < 0 or hi >= n:
+            raise OutOfRangeError(
+                f"{op}: index {lo if lo < 0 else hi} is out of range for {n} embeddings"
+            )
+    return _wrap(weights, weights.backend.embedding(weights.primitive, idx))
+
+
+def unfold4d(x: Tensor, kernel_size, options: UnfoldOptions | None = None) -> Tensor:
+    """Sliding blocks of `[N, C, H, W]` as columns `[N, C * KH * KW, blocks]` (im2col).
+
+    Rows are ordered channel first, then kernel row, then kernel column (PyTorch's `unfold`).
+    """
+    op = "unfold4d"
+    _float(x, op)
+    _rank(x, 4, op, "input", "NCHW")
+    kernel = _tuple(kernel_size, 2, op, "kernel_size", 1)
+    options = options or UnfoldOptions()
+    opts = UnfoldOptions(
+        _tuple(options.stride, 2, op, "stride", 1),
+        _tuple(options.padding, 2, op, "padding", 0),
+        _tuple(options.dilation, 2, op, "dilation", 1),
+    )
+    _output_sizes(op, x, kernel, opts.stride, opts.padding, opts.dilation)
+    return _wrap(x, x.backend.unfold4d(x.primitive, kernel, opts))
