@@ -1018,8 +1018,11 @@ class Tensor:
         return self.full_like(other).div(self)
 
     def __floordiv__(self, other):
+        """Floor division, as Python's `//` (`div` of Int tensors truncates toward zero)."""
         if self.kind is Int:
-            return self.div(other)
+            # `remainder` has the divisor's sign, so `self - remainder` is an exact multiple of
+            # `other` and its truncating division is the floor quotient.
+            return self.sub(self.remainder(other)).div(other)
         return self.div(other).floor()
 
     def __mod__(self, other):
