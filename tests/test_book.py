@@ -135,18 +135,25 @@ def test_python_fences_are_run_or_explained():
             )
 
 
-# `tensor.name(...)` / `Tensor.name(...)` / `Tensor[...].name(...)` in the first column of a table.
+# `tensor.name(...)` / `Tensor.name(...)` / `Tensor[...].name(...)` in the first column of a table,
+# and `backend.name(...)` for the backend operations the chapter lists.
 TABLE_OP = re.compile(r"^\|\s*`(?:tensor|Tensor(?:\[[^\]]*\])?)\.(\w+)")
+TABLE_BACKEND_OP = re.compile(r"^\|\s*`backend\.(\w+)")
 
 
 def test_tensor_chapter_ops_exist():
+    """Every row of the Tensor chapter's op tables names a method that exists."""
+    from burn.backend import Backend
     from burn.tensor import Tensor
 
-    text = (SRC / "building-blocks" / "tensor.md").read_text("utf8")
-    named = {m.group(1) for line in text.splitlines() if (m := TABLE_OP.match(line))}
-    assert len(named) > 50, "the op tables of the Tensor chapter were not found"
+    lines = (SRC / "building-blocks" / "tensor.md").read_text("utf8").splitlines()
+    named = {m.group(1) for line in lines if (m := TABLE_OP.match(line))}
+    assert len(named) > 100, "the op tables of the Tensor chapter were not found"
     missing = sorted(name for name in named if not hasattr(Tensor, name))
     assert not missing, f"the Tensor chapter lists ops that Tensor does not have: {missing}"
+    backend_ops = {m.group(1) for line in lines if (m := TABLE_BACKEND_OP.match(line))}
+    missing = sorted(name for name in backend_ops if not hasattr(Backend, name))
+    assert not missing, f"the Tensor chapter lists backend ops that do not exist: {missing}"
 
 
 def _mdbook() -> str | None:
