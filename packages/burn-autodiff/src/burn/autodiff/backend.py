@@ -12,6 +12,7 @@ import threading
 
 from burn.autodiff import rules
 from burn.autodiff.graph import Gradients, Node, leaf, run_backward
+from burn.autodiff.module_rules import ModuleRules
 from burn.backend import Backend
 from burn.tensor.errors import BackendError, KindError
 
@@ -45,7 +46,7 @@ def _unwrap(p):
     return p.value
 
 
-class AutodiffBackend(Backend):
+class AutodiffBackend(ModuleRules, Backend):
     """Reverse-mode automatic differentiation around any backend. Build with `Autodiff(B)`."""
 
     def __init__(self, inner: Backend, checkpointing: CheckpointingStrategy | None = None):
