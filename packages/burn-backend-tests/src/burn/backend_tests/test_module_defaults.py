@@ -1,0 +1,100 @@
+"""The contract's default module ops, run on numpy primitives.
+
+NdArray overrides every module op for speed, so the suite above mostly exercises those
+overrides. Here a backend takes NdArray's core but every method of `ModuleOps` (the defaults,
+built only from the core), and the module-op tests run on it unchanged.
+"""
+
+import inspect
+
+import pytest
+from burn.backend.ops.module import ModuleOps
+from burn.backend_tests import (
+    test_adaptive_avg_pool1d,
+    test_adaptive_avg_pool2d,
+    test_avg_pool1d,
+    test_avg_pool2d,
+    test_conv1d,
+    test_conv2d,
+    test_conv3d,
+    test_conv_transpose1d,
+    test_conv_transpose2d,
+    test_conv_transpose3d,
+    test_embedding,
+    test_interpolate,
+    test_max_pool1d,
+    test_max_pool2d,
+    test_module_backward,
+    test_unfold4d,
+)
+
+MODULES = [
+    test_adaptive_avg_pool1d,
+    test_adaptive_avg_pool2d,
+    test_avg_pool1d,
+    test_avg_pool2d,
+    test_conv1d,
+    test_conv2d,
+    test_conv3d,
+    test_conv_transpose1d,
+    test_conv_transpose2d,
+    test_conv_transpose3d,
+    test_embedding,
+    test_interpolate,
+    test_max_pool1d,
+    test_max_pool2d,
+    test_module_backward,
+    test_unfold4d,
+]
+
+
+def _defaults_backend():
+    """NdArray's core with every `ModuleOps` method restored to the contract's default."""
+    from burn.ndarray.backend import NdArrayBackend
+
+    methods = {name: fn for name, fn in vars(ModuleOps).items() if inspect.isfunction(fn)}
+    cls = type(
+        "NdArrayModuleDefaults", (NdArrayBackend,), {**methods, "name": "ndarray-module-defaults"}
+    )
+    return cls()
+
+
+def _cases():
+    """Every module-op test, with its parametrizations, as (id, function, kwargs)."""
+    cases = []
+    for module in MODULES:
+        for name, fn in vars(module).items():
+            if not name.startswith("test_") or not inspect.isfunction(fn):
+                continue
+            grid = [{}]
+            for mark in reversed(getattr(fn, "pytestmark", [])):
+                if mark.name != "parametrize":
+                    continue
+                names, rows = mark.args[0], mark.args[1]
+                names = (
+                    [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
+                )
+                rows = [row if len(names) > 1 else (row,) for row in rows]
+                grid = [{**g, **dict(zip(names, row, strict=True))} for g in grid for row in rows]
+            for i, kwargs in enumerate(grid):
+                cases.append(pytest.param(fn, kwargs, id=f"{name}-{i}" if len(grid) > 1 else name))
+    return cases
+
+
+@pytest.fixture(scope="module")
+def defaults():
+    pytest.importorskip("burn.ndarray")
+    return _defaults_backend()
+
+
+def test_defaults_backend_uses_the_defaults(defaults):
+    assert type(defaults).conv2d is ModuleOps.conv2d
+    assert type(defaults)._conv is ModuleOps._conv
+    assert type(defaults).interpolate is ModuleOps.interpolate
+
+
+@pytest.mark.parametrize(("case", "kwargs"), _cases())
+def test_module_defaults(defaults, rng, case, kwargs):
+    params = inspect.signature(case).parameters
+    args = {"backend": defaults, "rng": rng, **kwargs}
+    case(**{name: args[name] for name in params})

@@ -1,0 +1,352 @@
+"""`NdArrayModuleOps`: numpy versions of the module ops, overriding the contract's defaults.
+
+A convolution is one strided window view of the padded input (no copy), one copy into an
+im2col matrix and one batched BLAS matmul with groups as the batch dim; its input gradient and
+the transposed convolution are one matmul and a col2im that loops over kernel positions only.
+Pools reduce over window views; adaptive pooling and interpolation are separable linear maps,
+applied as small dense matrices (their gradients are the transposed matrices).
+
+Float16/bfloat16 inputs are computed in float32 (numpy's BLAS has no half precision) and the
+result is cast back, so every op keeps its input's dtype.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+from burn.backend.ops.module import (
+    InterpolateMode,
+    adaptive_taps,
+    avg_pool_counts,
+    conv_output_size,
+    conv_transpose_output_size,
+    interpolate_taps,
+    taps_matrix,
+)
+from numpy.lib.stride_tricks import sliding_window_view
+
+
+def _work(a: np.ndarray) -> np.ndarray:
+    """`a` in a dtype BLAS computes well: half precision goes through float32."""
+    return a.astype(np.float32) if a.dtype.itemsize < 4 else a
+
+
+def _windows(x, kernel, stride, dilation, padding, out, value=0.0) -> np.ndarray:
+    """A view `[*lead, *out, *kernel]` of what each kernel tap sees (pads with `value`)."""
+    nd = len(kernel)
+    spatial = x.shape[-nd:]
+    after = [
+        max(0, (k - 1) * d + (o - 1) * s + 1 - p - n)
+        for k, d, o, s, p, n in zip(kernel, dilation, out, stride, padding, spatial, strict=True)
+    ]
+    if any(padding) or any(after):
+        pads = [(0, 0)] * (x.ndim - nd) + list(zip(padding, after, strict=True))
+        x = np.pad(x, pads, constant_values=value)
+    extent = [(k - 1) * d + 1 for k, d in zip(kernel, dilation, strict=True)]
+    win = sliding_window_view(x, extent, axis=tuple(range(x.ndim - nd, x.ndim)))
+    index = (
+        (Ellipsis,)
+        + tuple(slice(0, (o - 1) * s + 1, s) for o, s in zip(out, stride, strict=True))
+        + tuple(slice(None, None, d) for d in dilation)
+    )
+    return win[index]
+
+
+def _col2im(cols, kernel, stride, dilation, padding, size) -> np.ndarray:
+    """Adjoint of `_windows`: `[*lead, *kernel, *out]` summed into `[*lead, *size]`."""
+    nd = len(kernel)
+    out = cols.shape[-nd:]
+    lead = cols.shape[: cols.ndim - 2 * nd]
+    canvas = [
+        max(p + n, (k - 1) * d + (o - 1) * s + 1)
+        for p, n, k, d, o, s in zip(padding, size, kernel, dilation, out, stride, strict=True)
+    ]
+    acc = np.zeros(lead + tuple(canvas), dtype=cols.dtype)
+    rest = (slice(None),) * nd
+    for pos in itertools.product(*(range(k) for k in kernel)):
+        region = (Ellipsis,) + tuple(
+            slice(j * d, j * d + (o - 1) * s + 1, s)
+            for j, d, o, s in zip(pos, dilation, out, stride, strict=True)
+        )
+        acc[region] += cols[(Ellipsis, *pos, *rest)]
+    return acc[(Ellipsis,) + tuple(slice(p, p + n) for p, n in zip(padding, size, strict=True))]
+
+
+def _im2col(x, kernel, stride, dilation, padding, out, groups) -> np.ndarray:
+    """The im2col matrix `[groups, N * positions, C / groups * taps]` of `x [N, C, *S]`."""
+    nd = len(kernel)
+    n, c = x.shape[:2]
+    win = _windows(x, kernel, stride, dilation, padding, out)  # [N, C, *out, *k]
+    win = win.reshape(n, groups, c // groups, *win.shape[2:])
+    axes = (1, 0, *range(3, 3 + nd), 2, *range(3 + nd, 3 + 2 * nd))
+    return win.transpose(axes).reshape(
+        groups, n * math.prod(out), (c // groups) * math.prod(kernel)
+    )
+
+
+def _by_group(y, groups) -> np.ndarray:
+    """`[N, C, *S]` -> `[groups, N * prod(S), C / groups]` (channels last, per group)."""
+    n, c, *spatial = y.shape
+    y = y.reshape(n, groups, c // groups, math.prod(spatial))
+    return y.transpose(1, 0, 3, 2).reshape(groups, n * math.prod(spatial), c // groups)
+
+
+def _from_group(y, n, spatial) -> np.ndarray:
+    """Inverse of `_by_group`: `[groups, N * prod(S), C / groups]` -> `[N, C, *S]`."""
+    groups, _, cg = y.shape
+    y = y.reshape(groups, n, math.prod(spatial), cg).transpose(1, 0, 3, 2)
+    return y.reshape(n, groups * cg, *spatial)
+
+
+def _cols_to_taps(cols, n, spatial, channels, kernel) -> np.ndarray:
+    """`[groups, N * prod(S), Cg * taps]` -> a view `[N, groups, Cg, *kernel, *S]`."""
+    groups = cols.shape[0]
+    nd = len(kernel)
+    cols = cols.reshape(groups, n, *spatial, channels, *kernel)
+    axes = (1, 0, 2 + nd, *range(3 + nd, 3 + 2 * nd), *range(2, 2 + nd))
+    return cols.transpose(axes)
+
+
+def _conv(x, weight, stride, padding, dilation, groups, out) -> np.ndarray:
+    """`x [N, C, *S]` by `weight [O, C/g, *k]` at output size `out`: one batched matmul."""
+    o, cg, *kernel = weight.shape
+    cols = _im2col(x, kernel, stride, dilation, padding, out, groups)
+    wm = weight.reshape(groups, o // groups, cg * math.prod(kernel))
+    return _from_group(np.matmul(cols, wm.transpose(0, 2, 1)), x.shape[0], out)
+
+
+def _along(x, matrix, dim) -> np.ndarray:
+    """Apply `matrix [out, in]` along `dim` (the last or second-to-last dim)."""
+    if dim == x.ndim - 1:
+        return np.matmul(x, matrix.T)
+    return np.matmul(matrix, x)
+
+
+def _bias(y, bias):
+    if bias is None:
+        return y
+    return y + _work(bias).reshape(1, -1, *([1] * (y.ndim - 2)))
+
+
+class NdArrayModuleOps:
+    """Numpy overrides of `ModuleOps`' generic building blocks (every module op routes here)."""
+
+    # ------------------------------------------------------------------ convolution
+    def _conv(self, x, weight, bias, options):
+        kernel = weight.shape[2:]
+        out = [
+            conv_output_size(n, k, s, p, d)
+            for n, k, s, p, d in zip(
+                x.shape[2:], kernel, options.stride, options.padding, options.dilation, strict=True
+            )
+        ]
+        y = _conv(
+            _work(x),
+            _work(weight),
+            options.stride,
+            options.padding,
+            options.dilation,
+            options.groups,
+            out,
+        )
+        return _bias(y, bias).astype(x.dtype, copy=False)
+
+    def _conv_x_backward(self, x, weight, output_grad, options):
+        o, cg, *kernel = weight.shape
+        groups = options.groups
+        g = _by_group(_work(output_grad), groups)  # [groups, N*L, O/g]
+        wm = _work(weight).reshape(groups, o // groups, cg * math.prod(kernel))
+        cols = _cols_to_taps(np.matmul(g, wm), x.shape[0], output_grad.shape[2:], cg, kernel)
+        xg = _col2im(cols, kernel, options.stride, options.dilation, options.padding, x.shape[2:])
+        return xg.reshape(x.shape).astype(x.dtype, copy=False)
+
+    def _conv_weight_backward(self, x, weight, output_grad, options):
+        kernel = weight.shape[2:]
+        out = output_grad.shape[2:]
+        cols = _im2col(
+            _work(x), kernel, options.stride, options.dilation, options.padding, out, options.groups
+        )
+        g = _by_group(_work(output_grad), options.groups)
+        wg = np.matmul(g.transpose(0, 2, 1), cols)  # [groups, O/g, Cg*taps]
+        return wg.reshape(weight.shape).astype(weight.dtype, copy=False)
+
+    def _sum_but_channels(self, g):
+        return g.sum(axis=(0, *range(2, g.ndim)), dtype=_work(g[:0]).dtype).astype(
+            g.dtype, copy=False
+        )
+
+    def _conv_transpose(self, x, weight, bias, options):
+        c, og, *kernel = weight.shape
+        groups = options.groups
+        size = [
+            conv_transpose_output_size(n, k, s, p, po, d)
+            for n, k, s, p, po, d in zip(
+                x.shape[2:],
+                kernel,
+                options.stride,
+                options.padding,
+                options.padding_out,
+                options.dilation,
+                strict=True,
+            )
+        ]
+        xm = _by_group(_work(x), groups)  # [groups, N*L, C/g]
+        wm = _work(weight).reshape(groups, c // groups, og * math.prod(kernel))
+        cols = _cols_to_taps(np.matmul(xm, wm), x.shape[0], x.shape[2:], og, kernel)
+        y = _col2im(cols, kernel, options.stride, options.dilation, options.padding, size)
+        y = y.reshape(x.shape[0], groups * og, *size)
+        return _bias(y, bias).astype(x.dtype, copy=False)
+
+    def _conv_transpose_x_backward(self, weight, output_grad, options):
+        kernel = weight.shape[2:]
+        spatial = [
+            (n + 2 * p - po - d * (k - 1) - 1) // s + 1
+            for n, k, s, p, po, d in zip(
+                output_grad.shape[2:],
+                kernel,
+                options.stride,
+                options.padding,
+                options.padding_out,
+                options.dilation,
+                strict=True,
+            )
+        ]
+        y = _conv(
+            _work(output_grad),
+            _work(weight),
+            options.stride,
+            options.padding,
+            options.dilation,
+            options.groups,
+            spatial,
+        )
+        return y.astype(output_grad.dtype, copy=False)
+
+    def _conv_transpose_weight_backward(self, x, weight, output_grad, options):
+        kernel = weight.shape[2:]
+        cols = _im2col(
+            _work(output_grad),
+            kernel,
+            options.stride,
+            options.dilation,
+            options.padding,
+            x.shape[2:],
+            options.groups,
+        )  # [groups, N*L_in, O/g*taps]
+        xm = _by_group(_work(x), options.groups)  # [groups, N*L_in, C/g]
+        wg = np.matmul(xm.transpose(0, 2, 1), cols)
+        return wg.reshape(weight.shape).astype(weight.dtype, copy=False)
+
+    # ------------------------------------------------------------------ pooling
+    def _avg_pool(self, x, kernel, stride, padding, count_include_pad):
+        nd = len(kernel)
+        out = [
+            conv_output_size(n, k, s, p, 1)
+            for n, k, s, p in zip(x.shape[2:], kernel, stride, padding, strict=True)
+        ]
+        win = _windows(_work(x), kernel, stride, (1,) * nd, padding, out)
+        total = win.sum(axis=tuple(range(-nd, 0)))
+        return (
+            total / self._np_divisor(x, kernel, stride, padding, out, count_include_pad)
+        ).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def _np_divisor(x, kernel, stride, padding, out, count_include_pad):
+        if count_include_pad:
+            return math.prod(kernel)
+        return avg_pool_counts(x.shape[2:], kernel, stride, padding, out)
+
+    def _avg_pool_backward(self, x, grad, kernel, stride, padding, count_include_pad):
+        nd = len(kernel)
+        n, c, *out = grad.shape
+        share = _work(grad) / self._np_divisor(x, kernel, stride, padding, out, count_include_pad)
+        cols = np.broadcast_to(share.reshape(n, c, *([1] * nd), *out), (n, c, *kernel, *out))
+        xg = _col2im(cols, kernel, stride, (1,) * nd, padding, x.shape[2:])
+        return xg.astype(x.dtype, copy=False)
+
+    def _max_pool_with_indices(self, x, kernel, stride, padding, dilation):
+        nd = len(kernel)
+        n, c, *spatial = x.shape
+        out = [
+            conv_output_size(size, k, s, p, d)
+            for size, k, s, p, d in zip(spatial, kernel, stride, padding, dilation, strict=True)
+        ]
+        win = _windows(x, kernel, stride, dilation, padding, out, value=-np.inf)
+        flat = win.reshape(n, c, *out, math.prod(kernel))
+        arg = flat.argmax(axis=-1)
+        values = np.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
+        taps = np.unravel_index(arg, kernel)
+        index = np.zeros(arg.shape, dtype=np.int64)
+        for axis in range(nd):
+            shape = [1] * nd
+            shape[axis] = out[axis]
+            start = (np.arange(out[axis]) * stride[axis] - padding[axis]).reshape(shape)
+            index = index * spatial[axis] + start + taps[axis] * dilation[axis]
+        return values, index
+
+    def _max_pool_with_indices_backward(self, x, output_grad, indices):
+        n, c, *spatial = x.shape
+        plane = math.prod(spatial)
+        where = indices.reshape(n * c, -1) + (np.arange(n * c) * plane)[:, None]
+        summed = np.bincount(
+            where.ravel(),
+            weights=output_grad.reshape(-1).astype(np.float64),
+            minlength=n * c * plane,
+        )
+        return summed.reshape(x.shape).astype(output_grad.dtype)
+
+    # ------------------------------------------------------------------ separable linear maps
+    def _adaptive_avg_pool(self, x, output_size):
+        y = _work(x)
+        for axis, out in enumerate(output_size):
+            dim = 2 + axis
+            size = y.shape[dim]
+            y = _along(y, taps_matrix(*adaptive_taps(size, out), size).astype(y.dtype), dim)
+        return y.astype(x.dtype, copy=False)
+
+    def _adaptive_avg_pool_backward(self, x, grad):
+        g = _work(grad)
+        for axis, (size, out) in enumerate(zip(x.shape[2:], grad.shape[2:], strict=True)):
+            g = _along(g, taps_matrix(*adaptive_taps(size, out), size).T.astype(g.dtype), 2 + axis)
+        return g.astype(grad.dtype, copy=False)
+
+    def interpolate(self, x, output_size, options):
+        """`[N, C, H, W]` resampled to `[N, C, *output_size]` (see the contract's default)."""
+        oh, ow = output_size
+        h, w = x.shape[2:]
+        if options.mode is InterpolateMode.Nearest:
+            rows = (np.arange(oh) * h) // oh
+            cols = (np.arange(ow) * w) // ow
+            return x[:, :, rows[:, None], cols[None, :]]
+        y = _work(x)
+        for dim, size, out in ((3, w, ow), (2, h, oh)):
+            y = _along(
+                y,
+                taps_matrix(*interpolate_taps(options.mode, size, out), size).astype(y.dtype),
+                dim,
+            )
+        return y.astype(x.dtype, copy=False)
+
+    def interpolate_backward(self, x, grad, output_size, options):
+        """Gradient of interpolate: the transposed resampling matrices."""
+        g = _work(grad)
+        for dim, size, out in ((2, x.shape[2], output_size[0]), (3, x.shape[3], output_size[1])):
+            matrix = taps_matrix(*interpolate_taps(options.mode, size, out), size)
+            g = _along(g, matrix.T.astype(g.dtype), dim)
+        return g.astype(grad.dtype, copy=False)
+
+    # ------------------------------------------------------------------ unfold
+    def unfold4d(self, x, kernel_size, options):
+        """Sliding blocks of `[N, C, H, W]` as columns `[N, C * KH * KW, blocks]`."""
+        n, c, *spatial = x.shape
+        kernel = tuple(kernel_size)
+        out = [
+            conv_output_size(size, k, s, p, d)
+            for size, k, s, p, d in zip(
+                spatial, kernel, options.stride, options.padding, options.dilation, strict=True
+            )
+        ]
+        win = _windows(x, kernel, options.stride, options.dilation, options.padding, out)
+        return win.transpose(0, 1, 4, 5, 2, 3).reshape(n, c * math.prod(kernel), math.prod(out))
