@@ -25,6 +25,7 @@ import numpy as np
 from burn.data.dataset import Dataset, I, build_item
 from burn.data.errors import DatasetError, DatasetIndexError
 
+_TABLES = "select name from sqlite_master where type = 'table' and name not like 'sqlite_%'"
 _IDENT_OK = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
@@ -69,7 +70,7 @@ class SqliteDataset(Dataset[I]):
         if not self.db_file.is_file():
             raise DatasetError(f"SqliteDataset: no database file at {self.db_file}")
         conn = self._conn()
-        tables = [r[0] for r in conn.execute("select name from sqlite_master where type = 'table'")]
+        tables = [r[0] for r in conn.execute(_TABLES)]
         if split not in tables:
             raise DatasetError(
                 f"SqliteDataset: {self.db_file} has no split {split!r} (splits: {sorted(tables)})"
@@ -182,12 +183,7 @@ def sqlite_splits(db_file: str | os.PathLike) -> list[str]:
     """The split (table) names of a database."""
     uri = Path(db_file).resolve().as_uri() + "?mode=ro"
     with sqlite3.connect(uri, uri=True) as conn:
-        return [
-            r[0]
-            for r in conn.execute(
-                "select name from sqlite_master where type = 'table' order by name"
-            )
-        ]
+        return [r[0] for r in conn.execute(_TABLES + " order by name")]
 
 
 class SqliteDatasetWriter:
