@@ -99,6 +99,10 @@ class NdArrayBackend(NdArrayModuleOps, Backend):
 
     # ------------------------------------------------------------------ indexing
     def gather(self, p, dim, indices):
+        if p.shape != indices.shape:
+            # Outside `dim` the indices may cover only a leading part of `p` (as in Burn and
+            # torch); numpy's take_along_axis wants equal (or broadcastable) sizes there.
+            p = p[tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(indices.shape))]
         try:
             return np.take_along_axis(p, indices, axis=dim)
         except IndexError as e:

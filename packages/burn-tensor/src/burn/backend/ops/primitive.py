@@ -93,7 +93,10 @@ class PrimitiveOps(abc.ABC):
     # ------------------------------------------------------------------ required: indexing
     @abc.abstractmethod
     def gather(self, p, dim: int, indices):
-        """out[..., i, ...] = p[..., indices[..., i, ...], ...] along `dim`; indices' shape."""
+        """out[..., i, ...] = p[..., indices[..., i, ...], ...] along `dim`; indices' shape.
+
+        Outside `dim`, the indices' sizes may be smaller than `p`'s (a leading part is read).
+        """
 
     @abc.abstractmethod
     def scatter_add(self, p, dim: int, indices, values):
