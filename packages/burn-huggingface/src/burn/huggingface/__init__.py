@@ -1,0 +1,1 @@
+"""HuggingFace datasets imported into SQLite for burn.data."""
