@@ -97,7 +97,9 @@ def default():
     wanted = os.environ.get("BURN_BACKEND")
     if wanted:
         return get(wanted)
-    candidates = backends()
+    candidates = [b for b in backends().values() if b.priority() >= 0]
     if not candidates:
-        raise BackendNotFoundError("no backend is installed (pip install burn-ndarray)")
-    return max(candidates.values(), key=lambda b: b.priority())
+        raise BackendNotFoundError(
+            "no default backend is installed (pip install burn-ndarray), or set BURN_BACKEND"
+        )
+    return max(candidates, key=lambda b: b.priority())
