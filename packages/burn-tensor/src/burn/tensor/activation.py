@@ -103,6 +103,7 @@ def tanh(x: Tensor) -> Tensor:
 
 def silu(x: Tensor) -> Tensor:
     """x * sigmoid(x) (also called swish)."""
+    _float(x, "silu")
     return x * sigmoid(x)
 
 
@@ -116,6 +117,7 @@ def softplus(x: Tensor, beta: float = 1.0) -> Tensor:
 
 def mish(x: Tensor) -> Tensor:
     """x * tanh(softplus(x))."""
+    _float(x, "mish")
     return x * softplus(x).tanh()
 
 
