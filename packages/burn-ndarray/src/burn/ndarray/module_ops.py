@@ -23,6 +23,7 @@ from burn.backend.ops.module import (
     conv_output_size,
     conv_transpose_output_size,
     interpolate_taps,
+    max_pool_positions,
     taps_matrix,
 )
 from numpy.lib.stride_tricks import sliding_window_view
@@ -54,6 +55,14 @@ def _windows(x, kernel, stride, dilation, padding, out, value=0.0) -> np.ndarray
     return win[index]
 
 
+def _taps(x, kernel, stride, dilation, padding, out, value):
+    """For each kernel tap in row-major order, the strided view `[*lead, *out]` it reads."""
+    win = _windows(x, kernel, stride, dilation, padding, out, value)
+    rest = (slice(None),) * len(kernel)
+    for pos in itertools.product(*(range(k) for k in kernel)):
+        yield win[(Ellipsis, *rest, *pos)]
+
+
 def _col2im(cols, kernel, stride, dilation, padding, size) -> np.ndarray:
     """Adjoint of `_windows`: `[*lead, *kernel, *out]` summed into `[*lead, *size]`."""
     nd = len(kernel)
@@ -75,37 +84,41 @@ def _col2im(cols, kernel, stride, dilation, padding, size) -> np.ndarray:
 
 
 def _im2col(x, kernel, stride, dilation, padding, out, groups) -> np.ndarray:
-    """The im2col matrix `[groups, N * positions, C / groups * taps]` of `x [N, C, *S]`."""
+    """The im2col matrix `[groups, C / groups * taps, N * positions]` of `x [N, C, *S]`.
+
+    Taps-major rows and batch-and-position columns make the copy read the input in long
+    contiguous runs (along the last spatial dim), which is the costly part of a convolution.
+    """
     nd = len(kernel)
     n, c = x.shape[:2]
     win = _windows(x, kernel, stride, dilation, padding, out)  # [N, C, *out, *k]
     win = win.reshape(n, groups, c // groups, *win.shape[2:])
-    axes = (1, 0, *range(3, 3 + nd), 2, *range(3 + nd, 3 + 2 * nd))
+    axes = (1, 2, *range(3 + nd, 3 + 2 * nd), 0, *range(3, 3 + nd))
     return win.transpose(axes).reshape(
-        groups, n * math.prod(out), (c // groups) * math.prod(kernel)
+        groups, (c // groups) * math.prod(kernel), n * math.prod(out)
     )
 
 
 def _by_group(y, groups) -> np.ndarray:
-    """`[N, C, *S]` -> `[groups, N * prod(S), C / groups]` (channels last, per group)."""
+    """`[N, C, *S]` -> `[groups, C / groups, N * prod(S)]`."""
     n, c, *spatial = y.shape
     y = y.reshape(n, groups, c // groups, math.prod(spatial))
-    return y.transpose(1, 0, 3, 2).reshape(groups, n * math.prod(spatial), c // groups)
+    return y.transpose(1, 2, 0, 3).reshape(groups, c // groups, n * math.prod(spatial))
 
 
 def _from_group(y, n, spatial) -> np.ndarray:
-    """Inverse of `_by_group`: `[groups, N * prod(S), C / groups]` -> `[N, C, *S]`."""
-    groups, _, cg = y.shape
-    y = y.reshape(groups, n, math.prod(spatial), cg).transpose(1, 0, 3, 2)
+    """Inverse of `_by_group`: `[groups, C / groups, N * prod(S)]` -> `[N, C, *S]`."""
+    groups, cg, _ = y.shape
+    y = y.reshape(groups, cg, n, math.prod(spatial)).transpose(2, 0, 1, 3)
     return y.reshape(n, groups * cg, *spatial)
 
 
 def _cols_to_taps(cols, n, spatial, channels, kernel) -> np.ndarray:
-    """`[groups, N * prod(S), Cg * taps]` -> a view `[N, groups, Cg, *kernel, *S]`."""
+    """`[groups, Cg * taps, N * prod(S)]` -> a view `[N, groups, Cg, *kernel, *S]`."""
     groups = cols.shape[0]
     nd = len(kernel)
-    cols = cols.reshape(groups, n, *spatial, channels, *kernel)
-    axes = (1, 0, 2 + nd, *range(3 + nd, 3 + 2 * nd), *range(2, 2 + nd))
+    cols = cols.reshape(groups, channels, *kernel, n, *spatial)
+    axes = (2 + nd, 0, 1, *range(2, 2 + nd), *range(3 + nd, 3 + 2 * nd))
     return cols.transpose(axes)
 
 
@@ -114,7 +127,7 @@ def _conv(x, weight, stride, padding, dilation, groups, out) -> np.ndarray:
     o, cg, *kernel = weight.shape
     cols = _im2col(x, kernel, stride, dilation, padding, out, groups)
     wm = weight.reshape(groups, o // groups, cg * math.prod(kernel))
-    return _from_group(np.matmul(cols, wm.transpose(0, 2, 1)), x.shape[0], out)
+    return _from_group(np.matmul(wm, cols), x.shape[0], out)
 
 
 def _along(x, matrix, dim) -> np.ndarray:
@@ -156,9 +169,10 @@ class NdArrayModuleOps:
     def _conv_x_backward(self, x, weight, output_grad, options):
         o, cg, *kernel = weight.shape
         groups = options.groups
-        g = _by_group(_work(output_grad), groups)  # [groups, N*L, O/g]
+        g = _by_group(_work(output_grad), groups)  # [groups, O/g, N*L]
         wm = _work(weight).reshape(groups, o // groups, cg * math.prod(kernel))
-        cols = _cols_to_taps(np.matmul(g, wm), x.shape[0], output_grad.shape[2:], cg, kernel)
+        cols = np.matmul(wm.transpose(0, 2, 1), g)  # [groups, Cg*taps, N*L]
+        cols = _cols_to_taps(cols, x.shape[0], output_grad.shape[2:], cg, kernel)
         xg = _col2im(cols, kernel, options.stride, options.dilation, options.padding, x.shape[2:])
         return xg.reshape(x.shape).astype(x.dtype, copy=False)
 
@@ -168,8 +182,8 @@ class NdArrayModuleOps:
         cols = _im2col(
             _work(x), kernel, options.stride, options.dilation, options.padding, out, options.groups
         )
-        g = _by_group(_work(output_grad), options.groups)
-        wg = np.matmul(g.transpose(0, 2, 1), cols)  # [groups, O/g, Cg*taps]
+        g = _by_group(_work(output_grad), options.groups)  # [groups, O/g, N*L]
+        wg = np.matmul(g, cols.transpose(0, 2, 1))  # [groups, O/g, Cg*taps]
         return wg.reshape(weight.shape).astype(weight.dtype, copy=False)
 
     def _sum_but_channels(self, g):
@@ -192,9 +206,10 @@ class NdArrayModuleOps:
                 strict=True,
             )
         ]
-        xm = _by_group(_work(x), groups)  # [groups, N*L, C/g]
+        xm = _by_group(_work(x), groups)  # [groups, C/g, N*L]
         wm = _work(weight).reshape(groups, c // groups, og * math.prod(kernel))
-        cols = _cols_to_taps(np.matmul(xm, wm), x.shape[0], x.shape[2:], og, kernel)
+        cols = np.matmul(wm.transpose(0, 2, 1), xm)  # [groups, O/g*taps, N*L]
+        cols = _cols_to_taps(cols, x.shape[0], x.shape[2:], og, kernel)
         y = _col2im(cols, kernel, options.stride, options.dilation, options.padding, size)
         y = y.reshape(x.shape[0], groups * og, *size)
         return _bias(y, bias).astype(x.dtype, copy=False)
@@ -234,9 +249,9 @@ class NdArrayModuleOps:
             options.padding,
             x.shape[2:],
             options.groups,
-        )  # [groups, N*L_in, O/g*taps]
-        xm = _by_group(_work(x), options.groups)  # [groups, N*L_in, C/g]
-        wg = np.matmul(xm.transpose(0, 2, 1), cols)
+        )  # [groups, O/g*taps, N*L_in]
+        xm = _by_group(_work(x), options.groups)  # [groups, C/g, N*L_in]
+        wg = np.matmul(xm, cols.transpose(0, 2, 1))
         return wg.reshape(weight.shape).astype(weight.dtype, copy=False)
 
     # ------------------------------------------------------------------ pooling
@@ -246,11 +261,11 @@ class NdArrayModuleOps:
             conv_output_size(n, k, s, p, 1)
             for n, k, s, p in zip(x.shape[2:], kernel, stride, padding, strict=True)
         ]
-        win = _windows(_work(x), kernel, stride, (1,) * nd, padding, out)
-        total = win.sum(axis=tuple(range(-nd, 0)))
-        return (
-            total / self._np_divisor(x, kernel, stride, padding, out, count_include_pad)
-        ).astype(x.dtype, copy=False)
+        total = None
+        for tap in _taps(_work(x), kernel, stride, (1,) * nd, padding, out, 0.0):
+            total = tap.copy() if total is None else np.add(total, tap, out=total)
+        divisor = self._np_divisor(x, kernel, stride, padding, out, count_include_pad)
+        return (total / divisor).astype(x.dtype, copy=False)
 
     @staticmethod
     def _np_divisor(x, kernel, stride, padding, out, count_include_pad):
@@ -267,24 +282,25 @@ class NdArrayModuleOps:
         return xg.astype(x.dtype, copy=False)
 
     def _max_pool_with_indices(self, x, kernel, stride, padding, dilation):
-        nd = len(kernel)
-        n, c, *spatial = x.shape
+        spatial = x.shape[2:]
         out = [
             conv_output_size(size, k, s, p, d)
             for size, k, s, p, d in zip(spatial, kernel, stride, padding, dilation, strict=True)
         ]
-        win = _windows(x, kernel, stride, dilation, padding, out, value=-np.inf)
-        flat = win.reshape(n, c, *out, math.prod(kernel))
-        arg = flat.argmax(axis=-1)
-        values = np.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
-        taps = np.unravel_index(arg, kernel)
-        index = np.zeros(arg.shape, dtype=np.int64)
-        for axis in range(nd):
-            shape = [1] * nd
-            shape[axis] = out[axis]
-            start = (np.arange(out[axis]) * stride[axis] - padding[axis]).reshape(shape)
-            index = index * spatial[axis] + start + taps[axis] * dilation[axis]
-        return values, index
+        positions = max_pool_positions(spatial, kernel, stride, padding, dilation, out)
+        best = index = None
+        for where, tap in zip(
+            positions, _taps(x, kernel, stride, dilation, padding, out, -np.inf), strict=True
+        ):
+            if best is None:
+                best = tap.copy()
+                index = np.broadcast_to(where, best.shape).copy()
+                continue
+            # Strictly greater keeps the first maximum on ties; a NaN always takes over.
+            better = ((tap > best) | np.isnan(tap)).view(np.int8)
+            np.maximum(best, tap, out=best)
+            index += better * (where - index)  # masked assignment, without a (slow) mask
+        return best, index
 
     def _max_pool_with_indices_backward(self, x, output_grad, indices):
         n, c, *spatial = x.shape
