@@ -1,8 +1,9 @@
-"""The contract's default module ops, run on numpy primitives.
+"""The contract's default module ops, run on each backend's own primitives.
 
-NdArray overrides every module op for speed, so the suite above mostly exercises those
-overrides. Here a backend takes NdArray's core but every method of `ModuleOps` (the defaults,
-built only from the core), and the module-op tests run on it unchanged.
+Backends override module ops for speed (NdArray overrides all of them), so the module-op
+tests mostly exercise those overrides. Here each backend under test is rebuilt with every
+method of `ModuleOps` restored to the contract's default (built only from the required core),
+and the module-op tests run on it unchanged: on NdArray, the defaults run on numpy arrays.
 """
 
 import inspect
@@ -48,15 +49,13 @@ MODULES = [
 ]
 
 
-def _defaults_backend():
-    """NdArray's core with every `ModuleOps` method restored to the contract's default."""
-    from burn.ndarray.backend import NdArrayBackend
-
+def _with_defaults(backend):
+    """`backend` with every `ModuleOps` method restored to the contract's default."""
     methods = {name: fn for name, fn in vars(ModuleOps).items() if inspect.isfunction(fn)}
-    cls = type(
-        "NdArrayModuleDefaults", (NdArrayBackend,), {**methods, "name": "ndarray-module-defaults"}
-    )
-    return cls()
+    cls = type(f"{type(backend).__name__}ModuleDefaults", (type(backend),), methods)
+    rebuilt = object.__new__(cls)
+    rebuilt.__dict__.update(getattr(backend, "__dict__", {}))
+    return rebuilt
 
 
 def _cases():
@@ -81,10 +80,9 @@ def _cases():
     return cases
 
 
-@pytest.fixture(scope="module")
-def defaults():
-    pytest.importorskip("burn.ndarray")
-    return _defaults_backend()
+@pytest.fixture
+def defaults(backend):
+    return _with_defaults(backend)
 
 
 def test_defaults_backend_uses_the_defaults(defaults):
