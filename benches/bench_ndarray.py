@@ -151,6 +151,7 @@ def machine() -> dict[str, str]:
     return {
         "CPU": cpu,
         "cores usable": str(usable),
+        "load average at start": f"{os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else "?",
         "Python": platform.python_version(),
         "numpy": np.__version__,
         "BLAS": blas,
