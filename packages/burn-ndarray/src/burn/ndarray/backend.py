@@ -102,7 +102,7 @@ class NdArrayBackend(NdArrayModuleOps, Backend):
         if p.shape != indices.shape:
             # Outside `dim` the indices may cover only a leading part of `p` (as in Burn and
             # torch); numpy's take_along_axis wants equal (or broadcastable) sizes there.
-            p = p[tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(indices.shape))]
+            p = p[tuple(slice(None) if d == dim else slice(n) for d, n in enumerate(indices.shape))]
         try:
             return np.take_along_axis(p, indices, axis=dim)
         except IndexError as e:
@@ -132,7 +132,11 @@ class NdArrayBackend(NdArrayModuleOps, Backend):
     def unary(self, op, p):
         if op == "sign" and p.dtype.kind == "u":
             return (p > 0).astype(p.dtype)
-        out = elementwise.UNARY[op](p)
+        if op in elementwise.QUIET_UNARY:
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                out = elementwise.UNARY[op](p)
+        else:
+            out = elementwise.UNARY[op](p)
         return out if out.dtype == p.dtype or out.dtype == np.bool_ else out.astype(p.dtype)
 
     def binary(self, op, lhs, rhs):

@@ -54,18 +54,28 @@ BINARY = {
 }
 
 
+# Ops whose IEEE results (inf, nan, 0 for integer x % 0) are answers, not warnings.
+QUIET_UNARY = frozenset({"log", "log1p", "sqrt", "recip", "exp"})
+_QUIET_BINARY = frozenset({"rem", "pow"})
+
+
 def binary(op: str, a: np.ndarray, b, dtype) -> np.ndarray:
     """Apply `op`; results keep `dtype` (numpy would promote ints to float for div/pow)."""
     if op == "div":
         if dtype.kind in "iu":
             with np.errstate(divide="ignore", invalid="ignore"):
                 return _int_div(a, b).astype(dtype, copy=False)
-        return np.true_divide(a, b, dtype=dtype)
+        with np.errstate(divide="ignore", invalid="ignore"):  # IEEE inf/nan, as Burn: no warning
+            return np.true_divide(a, b, dtype=dtype)
     if op == "pow" and dtype.kind in "iu":
         if np.all(np.asarray(b) >= 0):
             return np.power(a, b).astype(dtype, copy=False)
         return np.trunc(np.power(a.astype(np.float64), b)).astype(dtype)
-    out = BINARY[op](a, b)
+    if op in _QUIET_BINARY:
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            out = BINARY[op](a, b)
+    else:
+        out = BINARY[op](a, b)
     if out.dtype != dtype and out.dtype != np.bool_:
         out = out.astype(dtype, copy=False)
     return out

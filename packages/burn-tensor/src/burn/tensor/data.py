@@ -31,7 +31,11 @@ class TensorData:
         elif isinstance(value, np.ndarray):
             array = value
         else:
-            array = np.asarray(value)
+            try:
+                array = np.asarray(value)
+            except ValueError as e:  # ragged nested lists
+                msg = f"TensorData: values do not form a rectangular array ({e})"
+                raise ShapeError(msg) from None
             if array.dtype == np.float64 and dtype is None:
                 array = array.astype(np.float32)
         if array.dtype.kind in "OUS":

@@ -293,6 +293,8 @@ class Tensor:
     def eye(cls, size: int, device=None, dtype=None) -> Tensor:
         """The identity matrix of `size` (Float unless pinned to Int)."""
         cls._check_rank(2, "eye")
+        if size < 0:
+            raise ShapeError(f"eye: size must be >= 0, got {size}")
         kind = cls._kind or Float
         values = np.eye(size, dtype=np.int64 if kind is Int else np.float32)
         return Tensor[cls._backend, 2, kind].from_data(values, device, dtype)
@@ -413,13 +415,26 @@ class Tensor:
         """Convert to an Int tensor (floats truncate toward zero)."""
         if self.kind is Int:
             return self if dtype is None else self.cast(dtype)
-        return self._new(self._op("into_int")(self.primitive, dtype and DType.parse(dtype)), Int)
+        if dtype is not None:
+            dtype = self._target_dtype("int", Int, dtype)
+        return self._new(self._op("into_int")(self.primitive, dtype), Int)
 
     def float(self, dtype=None) -> Tensor:
         """Convert to a Float tensor."""
         if self.kind is Float:
             return self if dtype is None else self.cast(dtype)
-        return self._new(self._op("into_float")(self.primitive, dtype and DType.parse(dtype)), Float)
+        if dtype is not None:
+            dtype = self._target_dtype("float", Float, dtype)
+        return self._new(self._op("into_float")(self.primitive, dtype), Float)
+
+    def _target_dtype(self, op: str, kind, dtype) -> DType:
+        """`dtype` parsed and checked to belong to `kind` and to the backend."""
+        dtype = DType.parse(dtype)
+        if kind_of_dtype(dtype) is not kind:
+            raise DTypeError(f"{op}: {dtype.value} is not a {kind.name} dtype")
+        if not self.backend.capabilities.supports(dtype):
+            raise DTypeError(f"{op}: backend {self.backend!r} does not support {dtype.value}")
+        return dtype
 
     def bool(self) -> Tensor:
         """Non-zero elements become True."""
@@ -461,6 +476,8 @@ class Tensor:
         dims = self.dims()
         shape = list(shape.dims if isinstance(shape, Shape) else shape)
         for i, s in enumerate(shape):
+            if not isinstance(s, (int, np.integer)):
+                raise ShapeError(f"reshape: dims must be integers, got {shape}")
             if s == 0 and i < len(dims):
                 shape[i] = dims[i]
         n = math.prod(dims)
@@ -574,8 +591,11 @@ class Tensor:
 
     def unsqueeze_dims(self, dims: Iterable[int]) -> Tensor:
         shape = self.dims()
-        rank = len(shape) + len(list(dims))
-        positions = sorted(self._dim(d, "unsqueeze_dims", rank) for d in dims)
+        dims = list(dims)
+        rank = len(shape) + len(dims)
+        positions = {self._dim(d, "unsqueeze_dims", rank) for d in dims}
+        if len(positions) != len(dims):
+            raise ShapeError(f"unsqueeze_dims: repeated dims in {dims}")
         rest = iter(shape)
         return self.reshape([1 if i in positions else next(rest) for i in range(rank)])
 
@@ -689,6 +709,8 @@ class Tensor:
 
     def split(self, split_size: int, dim: int = 0) -> list[Tensor]:
         dim = self._dim(dim, "split")
+        if split_size <= 0:
+            raise ShapeError(f"split: split_size must be positive, got {split_size}")
         size = self.dims()[dim]
         sizes = [min(split_size, size - s) for s in range(0, size, split_size)] or [0]
         return self.split_with_sizes(sizes, dim)
