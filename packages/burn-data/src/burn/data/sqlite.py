@@ -26,6 +26,7 @@ from burn.data.dataset import Dataset, I, build_item
 from burn.data.errors import DatasetError, DatasetIndexError
 
 _TABLES = "select name from sqlite_master where type = 'table' and name not like 'sqlite_%'"
+_LENGTH = "select coalesce(max(row_id), 0) from {}"
 _IDENT_OK = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
@@ -250,9 +251,18 @@ class SqliteDatasetWriter:
             ).fetchone()[0]
 
     def write_rows(
-        self, split: str, rows: Iterable[Mapping[str, Any]], *, batch_size: int = 1000
+        self,
+        split: str,
+        rows: Iterable[Mapping[str, Any]],
+        *,
+        columns: Mapping[str, type] | None = None,
+        batch_size: int = 1000,
     ) -> int:
-        """Appends dict rows to `split`, one column per key (types inferred by sqlite-utils)."""
+        """Appends dict rows to `split`, one column per key; returns the split's new length.
+
+        Column types (`int`, `float`, `str`, `bytes`) come from `columns` when given, else from
+        the first row. Numpy arrays are stored as raw bytes, lists and dicts as MessagePack.
+        """
         import sqlite_utils
 
         self._check_split(split)
@@ -266,19 +276,21 @@ class SqliteDatasetWriter:
             table = db.table(split)
             if split not in self._column_tables:
                 first = next(rows, None)
-                if first is None:
+                if first is None and columns is None:
                     raise DatasetError(f"SqliteDatasetWriter: no rows for new split {split!r}")
-                if "row_id" in first:
+                names = list(columns) if columns is not None else list(first)
+                if "row_id" in names:
                     raise DatasetError("SqliteDatasetWriter: rows must not carry their own row_id")
-                columns = {"row_id": int}
-                columns.update({k: _column_type(v) for k, v in first.items()})
-                table.create(columns, pk="row_id", not_null={"row_id"})
+                types = {"row_id": int}
+                for name in names:
+                    given = columns.get(name) if columns is not None else None
+                    types[name] = given or _column_type(first.get(name) if first else None)
+                table.create(types, pk="row_id", not_null={"row_id"})
                 self._column_tables.add(split)
-                table.insert(first)
+                if first is not None:
+                    table.insert(first)
             table.insert_all(rows, batch_size=batch_size, alter=True)
-            return self._conn.execute(
-                f"select coalesce(max(row_id), 0) from {_quote(split)}"
-            ).fetchone()[0]
+            return self._conn.execute(_LENGTH.format(_quote(split))).fetchone()[0]
 
     def set_completed(self) -> Path:
         """Publishes the database at `db_file` atomically; returns its path."""

@@ -1,0 +1,16 @@
+"""MNIST from the hub (`ylecun/mnist`) for burn-data's MnistDataset, offered by entry point."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from burn.data.vision.mnist import mnist_rows_from_png
+from burn.huggingface.loader import HuggingfaceDatasetLoader
+
+HUB_NAME = "ylecun/mnist"
+
+
+def mnist_rows(split: str) -> Iterator[dict]:
+    """Raw-byte MNIST rows of `split`; raises `HubUnreachableError` at once when offline."""
+    dataset = HuggingfaceDatasetLoader(HUB_NAME).dataset(split)
+    return mnist_rows_from_png(dataset)
