@@ -27,7 +27,10 @@ def test_from_data(backend, device, dtype):
 def test_from_data_infers_kind_and_default_dtype(backend, device):
     caps = backend.capabilities
     f = Tensor.from_data(TensorData([[1.0, 2.0]]), device)
-    assert f.kind is Float and f.dtype == caps.float_dtype and f.backend is backend
+    assert f.kind is Float and f.dtype == caps.float_dtype
+    # A device names its backend; a decorator (Autodiff(B)) shares B's devices, so only a
+    # pinned `Tensor[backend, ...]` reaches the decorator.
+    assert f.backend is backend or backend.inner() is not backend
     i = Tensor.from_data(TensorData([1, 2]), device)
     assert i.kind is Int and i.dtype == caps.int_dtype
     b = Tensor.from_data(TensorData([True, False]), device)
