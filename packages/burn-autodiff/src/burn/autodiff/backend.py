@@ -13,7 +13,7 @@ import threading
 from burn.autodiff import rules
 from burn.autodiff.graph import Gradients, Node, leaf, run_backward
 from burn.autodiff.module_rules import ModuleRules
-from burn.backend import Backend
+from burn.backend import Backend, Device
 from burn.tensor.errors import BackendError, KindError
 
 
@@ -42,8 +42,29 @@ class NoCheckpointing(CheckpointingStrategy):
     """Keep every saved input of the forward pass until backward."""
 
 
-def _unwrap(p):
-    return p.value
+class AutodiffDevice(Device):
+    """A device of the inner backend, seen through the autodiff decorator.
+
+    It compares equal to the inner device, but knows its backend is the decorator, so
+    `Tensor.from_data(values, B.device())` builds a tensor that can track gradients.
+    """
+
+    def __init__(self, inner: Device, backend: AutodiffBackend):
+        self.inner = inner
+        self.backend = backend
+
+    def __eq__(self, other) -> bool:
+        return self.inner == (other.inner if isinstance(other, AutodiffDevice) else other)
+
+    def __hash__(self) -> int:
+        return hash(self.inner)
+
+    def __repr__(self) -> str:
+        return repr(self.inner)
+
+
+def _inner_device(device):
+    return device.inner if isinstance(device, AutodiffDevice) else device
 
 
 class AutodiffBackend(ModuleRules, Backend):
@@ -60,11 +81,11 @@ class AutodiffBackend(ModuleRules, Backend):
     def inner(self) -> Backend:
         return self._inner
 
-    def device(self, *args, **kwargs):
-        return self._inner.device(*args, **kwargs)
+    def device(self, *args, **kwargs) -> AutodiffDevice:
+        return AutodiffDevice(self._inner.device(*args, **kwargs), self)
 
-    def devices(self):
-        return self._inner.devices()
+    def devices(self) -> list[AutodiffDevice]:
+        return [AutodiffDevice(d, self) for d in self._inner.devices()]
 
     def display_name(self) -> str:
         return f"Autodiff({self._inner!r})"
@@ -76,7 +97,7 @@ class AutodiffBackend(ModuleRules, Backend):
         self._inner.seed(seed)
 
     def sync(self, device=None) -> None:
-        self._inner.sync(device)
+        self._inner.sync(_inner_device(device))
 
     # ------------------------------------------------------------------ graph helpers
     def _track(self, value, inputs: tuple, backward, name: str) -> ADPrimitive:
@@ -143,7 +164,7 @@ class AutodiffBackend(ModuleRules, Backend):
 
     # ================================================================== required core
     def from_data(self, data, device):
-        return ADPrimitive(self._inner.from_data(data, device))
+        return ADPrimitive(self._inner.from_data(data, _inner_device(device)))
 
     def into_data(self, p):
         return self._inner.into_data(p.value)
@@ -155,7 +176,7 @@ class AutodiffBackend(ModuleRules, Backend):
         return self._inner.dtype(p.value)
 
     def device_of(self, p):
-        return self._inner.device_of(p.value)
+        return AutodiffDevice(self._inner.device_of(p.value), self)
 
     def same_device(self, a, b) -> bool:
         return self._inner.same_device(a.value, b.value)
@@ -164,7 +185,7 @@ class AutodiffBackend(ModuleRules, Backend):
         inner = self._inner
         source = inner.device_of(p.value)
         return self._track(
-            inner.to_device(p.value, device),
+            inner.to_device(p.value, _inner_device(device)),
             (p,),
             lambda g, t: (inner.to_device(g, source),),
             "to_device",
@@ -320,19 +341,19 @@ class AutodiffBackend(ModuleRules, Backend):
     # ================================================================== faster composites
     # Defaults would also differentiate correctly; these keep the inner backend's fast paths.
     def full(self, shape, value, dtype, device):
-        return ADPrimitive(self._inner.full(shape, value, dtype, device))
+        return ADPrimitive(self._inner.full(shape, value, dtype, _inner_device(device)))
 
     def arange(self, start, end, step, dtype, device):
-        return ADPrimitive(self._inner.arange(start, end, step, dtype, device))
+        return ADPrimitive(self._inner.arange(start, end, step, dtype, _inner_device(device)))
 
     def random(self, shape, distribution, dtype, device):
-        return ADPrimitive(self._inner.random(shape, distribution, dtype, device))
+        return ADPrimitive(self._inner.random(shape, distribution, dtype, _inner_device(device)))
 
     def scalar_like(self, p, value):
         return ADPrimitive(self._inner.scalar_like(p.value, value))
 
     def tri_mask(self, shape, offset, upper, device):
-        return ADPrimitive(self._inner.tri_mask(shape, offset, upper, device))
+        return ADPrimitive(self._inner.tri_mask(shape, offset, upper, _inner_device(device)))
 
     def is_nan(self, p):
         return ADPrimitive(self._inner.is_nan(p.value))
