@@ -48,22 +48,46 @@ def backend_names(config) -> list[str]:
     return list(registry.backends())
 
 
+def _decorators(text: str) -> tuple[str, ...]:
+    return tuple(d.strip() for d in text.split(",") if d.strip())
+
+
+def matrix(config, autodiff_suite: bool = False) -> list[tuple[str, tuple[str, ...]]]:
+    """(backend, decorators) pairs to test.
+
+    With `--burn-decorate`, every backend gets those decorators. Without options (the root
+    `pytest` run), every installed backend runs plain and, when burn-autodiff is installed,
+    under `Autodiff` too; the autodiff suite wraps backends itself, so it runs each once.
+    """
+    names = backend_names(config)
+    explicit = _decorators(config.getoption("--burn-decorate"))
+    if explicit or config.getoption("--burn-backend"):
+        return [(n, explicit) for n in names]
+    from burn.backend import registry
+
+    pairs = [(n, ()) for n in names]
+    if not autodiff_suite and "Autodiff" in registry.available():
+        pairs += [(n, ("Autodiff",)) for n in names]
+    return pairs
+
+
 def pytest_generate_tests(metafunc):
     if "backend" in metafunc.fixturenames and _in_suite(metafunc):
-        names = backend_names(metafunc.config)
-        decorate = metafunc.config.getoption("--burn-decorate")
-        ids = [f"{n}+{decorate.replace(',', '+')}" if decorate else n for n in names]
-        metafunc.parametrize("backend", names, ids=ids, indirect=True, scope="session")
+        path = Path(str(metafunc.definition.path)).resolve()
+        pairs = matrix(metafunc.config, autodiff_suite=(SUITE_DIR / "autodiff") in path.parents)
+        ids = ["+".join((n, *decorators)) for n, decorators in pairs]
+        metafunc.parametrize("backend", pairs, ids=ids, indirect=True, scope="session")
 
 
 @pytest.fixture(scope="session")
 def backend(request):
-    """The backend under test, wrapped in the `--burn-decorate` decorators."""
+    """The backend under test, wrapped in its decorators (innermost first)."""
     from burn.backend import registry
 
-    b = registry.get(request.param)
-    for name in filter(None, (d.strip() for d in request.config.getoption("--burn-decorate").split(","))):
-        b = registry.get(name)(b)
+    name, decorators = request.param
+    b = registry.get(name)
+    for decorator in decorators:
+        b = registry.get(decorator)(b)
     return b
 
 
