@@ -40,7 +40,9 @@ def test_mnist_offline_matches_the_official_counts(mnist_cache, monkeypatch):
     assert isinstance(item, MnistItem) and item.label == 5  # the first official training digit
     assert item.image.shape == (28, 28) and item.image.dtype == np.float32
     assert item.image.max() == 255.0 and item.image.min() == 0.0  # raw pixel values, as Burn
-    batch = MnistBatcher().batch(train.get_many([0, 1, 2]))
+    from burn.backend import NdArray
+
+    batch = MnistBatcher().batch(train.get_many([0, 1, 2]), NdArray.device())
     assert batch.images.dims() == [3, 28, 28] and batch.targets.to_data().to_list() == [5, 0, 4]
 
 

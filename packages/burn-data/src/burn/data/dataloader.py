@@ -4,7 +4,7 @@ Workers are threads by default. Measured on the MNIST SQLite cache (see benches/
 threads beat processes: SQLite and numpy release the GIL for the heavy part of a read, while a
 process pool pays for pickling every item back to the caller. Process workers remain available
 (`worker_kind("process")`) for item pipelines that are pure Python and CPU-bound; they read
-items only, and the batcher always runs in the caller so tensors are made on the caller's device.
+items only (the batcher then runs in the caller); thread workers read and batch.
 """
 
 from __future__ import annotations
@@ -205,8 +205,8 @@ class DataLoader(Generic[O]):
         )
 
 
-def _fetch(dataset: Dataset, indices: list[int]) -> list:
-    return dataset.get_many(indices)
+def _fetch_and_batch(loader: DataLoader, indices: list[int]):
+    return loader.batcher.batch(loader.dataset.get_many(indices), loader.device)
 
 
 # The dataset of a process pool, set once per worker by the initializer (so it is pickled once
@@ -261,8 +261,10 @@ class DataLoaderIterator(Iterator[O]):
         if loader.worker_kind == "thread":
             pool = cf.ThreadPoolExecutor(loader.num_workers, thread_name_prefix="burn-data")
 
+            # Thread workers also run the batcher (as Burn's do): stacking and tensor creation
+            # are numpy work that releases the GIL, so it overlaps with the caller's step.
             def submit(chunk):
-                return pool.submit(_fetch, loader.dataset, chunk)
+                return pool.submit(_fetch_and_batch, loader, chunk)
         else:
             method = (
                 "fork"
@@ -298,7 +300,13 @@ class DataLoaderIterator(Iterator[O]):
                 if head.exception() is not None:
                     _raise_worker_error(head)
                 pending.pop(0)
-                yield self._emit(head.result())
+                chunk = self.chunks[next_chunk - len(pending) - 1]
+                result = head.result()
+                if loader.worker_kind == "thread":
+                    self.processed += len(chunk)
+                    yield result
+                else:
+                    yield self._emit(result)
         finally:
             for future in pending:
                 future.cancel()
