@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
+import warnings
 from importlib.metadata import entry_points
 
 from burn.tensor.errors import BackendNotFoundError
@@ -80,13 +81,23 @@ def unregister_backend(name: str) -> None:
         _registered.pop(name, None)
 
 
-def backends() -> dict[str, object]:
-    """Every installed backend (decorators excluded), loaded, by name."""
+def backends(strict: bool = True) -> dict[str, object]:
+    """Every installed backend (decorators excluded), loaded, by name.
+
+    With `strict=False` a backend whose package fails to import is left out with a warning
+    instead of raising, so one broken install does not stop programs that never use it.
+    """
     from burn.backend.base import Backend
 
     found = {}
     for name in available():
-        obj = get(name)
+        try:
+            obj = get(name)
+        except Exception as error:
+            if strict:
+                raise
+            warnings.warn(f"backend {name!r} could not be loaded: {error}", stacklevel=2)
+            continue
         if isinstance(obj, Backend):
             found[name] = obj
     return found
@@ -97,7 +108,7 @@ def default():
     wanted = os.environ.get("BURN_BACKEND")
     if wanted:
         return get(wanted)
-    candidates = [b for b in backends().values() if b.priority() >= 0]
+    candidates = [b for b in backends(strict=False).values() if b.priority() >= 0]
     if not candidates:
         raise BackendNotFoundError(
             "no default backend is installed (pip install burn-ndarray), or set BURN_BACKEND"

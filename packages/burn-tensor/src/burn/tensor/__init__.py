@@ -7,6 +7,7 @@ x = Tensor.from_data([[1.0, 2.0], [3.0, 4.0]])
 """
 
 from burn.tensor.data import TensorData
+from burn.tensor.display import PrintOptions, set_print_options
 from burn.tensor.distribution import Distribution
 from burn.tensor.dtype import DType
 from burn.tensor.errors import (
@@ -38,9 +39,11 @@ __all__ = [
     "Kind",
     "KindError",
     "OutOfRangeError",
+    "PrintOptions",
     "RankError",
     "Shape",
     "ShapeError",
     "Tensor",
     "TensorData",
+    "set_print_options",
 ]

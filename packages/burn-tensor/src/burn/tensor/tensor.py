@@ -389,6 +389,17 @@ class Tensor:
     def into_primitive(self):
         return self.primitive
 
+    # Async forms, for code written against Burn's async reads. Backends here finish their work
+    # when data is read, so these await nothing but keep the same call shape.
+    async def to_data_async(self) -> TensorData:
+        return self.to_data()
+
+    async def into_data_async(self) -> TensorData:
+        return self.to_data()
+
+    async def into_scalar_async(self):
+        return self.into_scalar()
+
     def into_scalar(self):
         """The single value of a one-element tensor, as a Python number."""
         if self.num_elements() != 1:
@@ -1284,6 +1295,21 @@ class Tensor:
         var = (centered * centered).sum_dim(dim).div(builtins.float(n - correction))
         return var, mean
 
+    def cov(self, dim: int, correction_factor: int = 1) -> Tensor:
+        """Covariance between the entries of the other last dim, with observations along `dim`.
+
+        For a `[variables, observations]` matrix, `cov(1)` is the `[variables, variables]`
+        covariance matrix (`correction_factor=1`: unbiased, like `numpy.cov`).
+        """
+        self._require("cov", Float)
+        if self.rank() < 2:
+            raise RankError(f"cov: needs at least 2 dims, got {self.dims()}")
+        dim = self._dim(dim, "cov")
+        x = self.movedim(dim, -1)
+        n = x.dims()[-1]
+        centered = x - x.mean_dim(-1)
+        return centered.matmul(centered.transpose()).div(builtins.float(n - correction_factor))
+
     # -- bool reductions -------------------------------------------------------------------
     def any(self) -> Tensor:
         """One-element Bool tensor: is any element non-zero / True?"""
@@ -1410,6 +1436,29 @@ class Tensor:
         """One 1-D Int tensor of coordinates per dim, for the True (non-zero) elements."""
         found = np.nonzero(self.to_data().array)
         return [Tensor[self.backend, 1, Int].from_data(c, self.device()) for c in found]
+
+    async def argwhere_async(self) -> Tensor:
+        return self.argwhere()
+
+    async def nonzero_async(self) -> list[Tensor]:
+        return self.nonzero()
+
+    @classmethod
+    def cartesian_grid(cls, shape, device=None) -> Tensor:
+        """Int tensor `[*shape, len(shape)]` holding each position's coordinates."""
+        shape = tuple(Shape(shape))
+        if not shape:
+            raise RankError("cartesian_grid: needs at least one dimension")
+        cls._check_rank(len(shape) + 1, "cartesian_grid")
+        backend, device = cls._resolve(device)
+        rank = len(shape)
+        axes = []
+        for d, n in enumerate(shape):
+            view = [1] * rank
+            view[d] = n
+            axis = Tensor[backend, 1, Int].arange(0, n, device).reshape(view).expand(list(shape))
+            axes.append(axis)
+        return Tensor.stack(axes, rank)
 
     # ================================================================== autodiff hooks
     # On a backend without autodiff these exist and do nothing, as in Burn.
