@@ -3,7 +3,6 @@
 import asyncio
 
 import numpy as np
-
 from burn.backend_tests.helpers import tensor
 
 

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from burn.backend_tests.helpers import assert_equal
 from burn.tensor import Int, Tensor
 

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from burn.backend_tests.helpers import assert_close, reference_dtype, strided, tensor
 from burn.tensor import RankError
 

@@ -4,7 +4,6 @@ import math
 
 import numpy as np
 import pytest
-
 from burn.backend_tests.helpers import assert_close, reference_dtype, strided, tensor
 from burn.tensor import Int, KindError, linalg
 

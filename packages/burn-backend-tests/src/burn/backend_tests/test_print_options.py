@@ -1,7 +1,6 @@
 """set_print_options changes how tensors print (precision, summarisation)."""
 
 import numpy as np
-
 from burn.backend_tests.helpers import tensor
 from burn.tensor import PrintOptions, set_print_options
 
