@@ -45,9 +45,10 @@ def _float_outputs(out) -> list[Tensor]:
     return [t for t in outs if isinstance(t, Tensor) and t.kind is Float]
 
 
-def _weights(outs: Sequence[Tensor], seed: int) -> list[np.ndarray]:
+def output_weights(shapes: Sequence[Sequence[int]], seed: int) -> list[np.ndarray]:
+    """Fixed random weights, one array per output shape, so a peer framework can reuse them."""
     rng = np.random.default_rng(seed)
-    return [rng.uniform(-1.0, 1.0, size=t.dims()) for t in outs]
+    return [rng.uniform(-1.0, 1.0, size=tuple(shape)) for shape in shapes]
 
 
 def weighted_sum(outs: Sequence[Tensor], weights: Sequence[np.ndarray], dtype: DType) -> Tensor:
@@ -117,7 +118,7 @@ def check_grads(
     arrays = [host(x) for x in xs]  # what the tensors hold after rounding to `dtype`
     outs = _float_outputs(fn(*xs))
     assert outs, "check_grads: fn returned no Float tensor"
-    weights = _weights(outs, seed)
+    weights = output_weights([o.dims() for o in outs], seed)
     grads = weighted_sum(outs, weights, dtype).backward()
     expected = numeric_grads(fn, arrays, backend, dtype, weights, step)
     found = []
@@ -141,5 +142,5 @@ def backward_grads(backend, fn, *inputs, seed: int = 7) -> list[np.ndarray | Non
     dtype = grad_dtype(backend)
     xs = [tensor(backend, np.asarray(a, dtype=np.float64), dtype).require_grad() for a in inputs]
     outs = _float_outputs(fn(*xs))
-    grads = weighted_sum(outs, _weights(outs, seed), dtype).backward()
+    grads = weighted_sum(outs, output_weights([o.dims() for o in outs], seed), dtype).backward()
     return [None if (g := x.grad(grads)) is None else host(g) for x in xs]
