@@ -1,0 +1,527 @@
+"""`Wgpu`: the WebGPU backend. Tensors are GPU buffers plus a strided view; ops are WGSL kernels.
+
+A primitive (`WgpuTensor`) is a pooled buffer handle with shape, element strides, an element
+offset and a dtype, so permute, expand, slice and reshape of contiguous data are views that copy
+nothing. Kernels read strided operands directly; results are always fresh contiguous buffers.
+Nothing here waits for the GPU except `into_data`.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+
+import numpy as np
+
+from burn.backend import Backend, Capabilities
+from burn.tensor import DType, TensorData
+from burn.tensor.distribution import Bernoulli, Normal, Uniform, _Default
+from burn.tensor.errors import DTypeError, OutOfRangeError
+from burn.wgpu import kernels as K
+from burn.wgpu.device import WgpuDevice
+from burn.wgpu.module_ops import WgpuModuleOps
+from burn.wgpu.runtime import Handle, Runtime, runtime_for
+
+BASE_DTYPES = frozenset({DType.F32, DType.I32, DType.BOOL})
+# How the host stores each dtype's buffer words.
+HOST = {DType.F32: np.float32, DType.F16: np.float16, DType.I32: np.int32, DType.BOOL: np.uint32}
+HOST_COPY_LIMIT = 1 << 16  # keep host values of small uploads (index checks, cheap reads)
+
+
+def row_major(shape) -> tuple[int, ...]:
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
+
+
+class WgpuTensor:
+    """A strided view of a pooled GPU buffer. Buffers are never written after creation."""
+
+    __slots__ = ("handle", "shape", "strides", "offset", "dtype", "device", "rt", "host")
+
+    def __init__(self, handle: Handle, shape, strides, offset: int, dtype: DType, device, rt, host=None):
+        self.handle = handle
+        self.shape = tuple(int(n) for n in shape)
+        self.strides = tuple(int(s) for s in strides)
+        self.offset = int(offset)
+        self.dtype = dtype
+        self.device = device
+        self.rt = rt
+        self.host = host
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+    def is_contiguous(self) -> bool:
+        return all(
+            n == 1 or s == e for n, s, e in zip(self.shape, self.strides, row_major(self.shape), strict=True)
+        )
+
+    def view(self, shape, strides, offset) -> WgpuTensor:
+        return WgpuTensor(self.handle, shape, strides, offset, self.dtype, self.device, self.rt)
+
+    def __repr__(self) -> str:
+        return f"WgpuTensor(shape={list(self.shape)}, dtype={self.dtype.value}, strides={list(self.strides)})"
+
+
+def block(t: WgpuTensor, shape) -> list[int]:
+    """The info block `[contiguous flag, offset, strides...]` reading `t` broadcast to `shape`."""
+    strides = [0 if n == 1 and m != 1 else s for n, m, s in zip(t.shape, shape, t.strides, strict=True)]
+    flag = int(tuple(t.shape) == tuple(shape) and t.is_contiguous())
+    return [flag, t.offset, *strides]
+
+
+def broadcast_shape(*shapes) -> tuple[int, ...]:
+    out = []
+    for dims in zip(*shapes, strict=True):
+        big = [n for n in dims if n != 1]
+        out.append(big[0] if big else 1)
+    return tuple(out)
+
+
+def scalar_bits(value, dtype: DType) -> int:
+    """The info word holding a Python scalar for a kernel of `dtype`."""
+    if dtype.is_float:
+        return struct.unpack("<I", struct.pack("<f", float(value)))[0]
+    if dtype is DType.BOOL:
+        return int(bool(value))
+    v = float(value)
+    if not math.isfinite(v):
+        v = 2**31 - 1 if v > 0 else -(2**31) if v < 0 else 0
+    return int(v) & 0xFFFFFFFF
+
+
+def _groups(n: int) -> int:
+    return (n + K.WG - 1) // K.WG
+
+
+class WgpuBackend(WgpuModuleOps, Backend):
+    """The WebGPU backend. Use the `Wgpu` instance."""
+
+    name = "wgpu"
+
+    def __init__(self):
+        self._seed = (0x2545F491, 0x9E3779B9)
+        self._counter = 0
+
+    # ------------------------------------------------------------------ identity
+    @property
+    def capabilities(self) -> Capabilities:  # type: ignore[override]
+        """f32, i32 and bool everywhere; f16 where the adapter has `shader-f16`; never f64/i64."""
+        caps = self.__dict__.get("_caps")
+        if caps is None:
+            dtypes = set(BASE_DTYPES)
+            try:
+                if runtime_for(WgpuDevice.BestAvailable).has_f16:
+                    dtypes.add(DType.F16)
+            except Exception:  # noqa: BLE001 - no adapter: the base set, errors come on use
+                pass
+            caps = self.__dict__["_caps"] = Capabilities(
+                dtypes=frozenset(dtypes), float_dtype=DType.F32, int_dtype=DType.I32
+            )
+        return caps
+
+    def device(self, *args, **kwargs) -> WgpuDevice:
+        if args and isinstance(args[0], WgpuDevice):
+            return args[0]
+        return WgpuDevice.BestAvailable
+
+    def devices(self) -> list[WgpuDevice]:
+        import wgpu
+
+        found, counts = [], {}
+        for adapter in wgpu.gpu.enumerate_adapters_sync():
+            if adapter.info.get("backend_type") == "OpenGL":
+                continue
+            kind = {"DiscreteGPU": "DiscreteGpu", "IntegratedGPU": "IntegratedGpu", "VirtualGPU": "VirtualGpu", "CPU": "Cpu"}.get(
+                adapter.info.get("adapter_type")
+            )
+            if kind is None:
+                continue
+            i = counts[kind] = counts.get(kind, -1) + 1
+            found.append(WgpuDevice.Cpu if kind == "Cpu" and i == 0 else WgpuDevice(kind, i))
+        return found or [WgpuDevice.BestAvailable]
+
+    def priority(self) -> int:
+        """10 on a discrete GPU, 1 on an integrated one; -1 (never default) on software.
+
+        On a software adapter such as lavapipe the numpy backend is much faster, so `default()`
+        should pick wgpu only where a real GPU does the work.
+        """
+        try:
+            rt = runtime_for(WgpuDevice.BestAvailable)
+        except Exception:  # noqa: BLE001
+            return -1
+        if rt.is_software:
+            return -1
+        return {"DiscreteGPU": 10, "IntegratedGPU": 1}.get(rt.adapter_type, -1)
+
+    def display_name(self) -> str:
+        return "Wgpu"
+
+    def runtime(self, device=None) -> Runtime:
+        return runtime_for(device or WgpuDevice.BestAvailable)
+
+    def sync(self, device=None) -> None:
+        self.runtime(device).sync()
+
+    def _check_dtype(self, dtype: DType) -> None:
+        if not self.capabilities.supports(dtype):
+            raise DTypeError(f"Wgpu does not support {dtype.value} (WGSL has no such type)")
+
+    # ------------------------------------------------------------------ helpers
+    def _empty(self, shape, dtype: DType, device, rt: Runtime) -> WgpuTensor:
+        n = math.prod(shape)
+        handle = rt.alloc(n * np.dtype(HOST[dtype]).itemsize)
+        return WgpuTensor(handle, shape, row_major(shape), 0, dtype, device, rt)
+
+    def _like(self, t: WgpuTensor, shape, dtype: DType | None = None) -> WgpuTensor:
+        return self._empty(shape, dtype or t.dtype, t.device, t.rt)
+
+    def contiguous(self, t: WgpuTensor) -> WgpuTensor:
+        """`t` itself when already contiguous, else a contiguous copy."""
+        if t.is_contiguous():
+            return t
+        return self._copy(t, t.dtype)
+
+    def _copy(self, t: WgpuTensor, dtype: DType) -> WgpuTensor:
+        out = self._like(t, t.shape, dtype)
+        n = t.numel
+        info = [n, len(t.shape), *t.shape, *block(t, t.shape), *block(out, out.shape)]
+        t.rt.launch(K.copy(t.dtype, dtype), ("r", "rw"), (t.handle, out.handle), info, _groups(n))
+        return out
+
+    def _write_region(self, dst: WgpuTensor, src: WgpuTensor, offset: int, strides) -> None:
+        """Copy `src` (any layout) into the strided region (`offset`, `strides`) of `dst`."""
+        n = src.numel
+        if n == 0:
+            return
+        info = [n, len(src.shape), *src.shape, *block(src, src.shape), 0, offset, *strides]
+        src.rt.launch(K.copy(src.dtype, dst.dtype), ("r", "rw"), (src.handle, dst.handle), info, _groups(n))
+
+    # ------------------------------------------------------------------ data
+    def from_data(self, data: TensorData, device):
+        dtype = data.dtype
+        self._check_dtype(dtype)
+        device = device if isinstance(device, WgpuDevice) else WgpuDevice.BestAvailable
+        rt = runtime_for(device)
+        array = np.ascontiguousarray(data.array)
+        stored = array.astype(HOST[dtype], copy=False)
+        handle = rt.upload(stored)
+        host = array if array.size <= HOST_COPY_LIMIT else None
+        return WgpuTensor(handle, array.shape, row_major(array.shape), 0, dtype, device, rt, host)
+
+    def into_data(self, p: WgpuTensor) -> TensorData:
+        if p.host is not None:
+            return TensorData(p.host.copy())
+        t = self.contiguous(p)
+        itemsize = np.dtype(HOST[t.dtype]).itemsize
+        raw = t.rt.read(t.handle, t.offset * itemsize, t.numel * itemsize)
+        array = np.frombuffer(raw, dtype=HOST[t.dtype]).reshape(t.shape)
+        if t.dtype is DType.BOOL:
+            array = array != 0
+        return TensorData(array.copy())
+
+    def shape(self, p: WgpuTensor):
+        return p.shape
+
+    def dtype(self, p: WgpuTensor) -> DType:
+        return p.dtype
+
+    def device_of(self, p: WgpuTensor):
+        return p.device
+
+    def to_device(self, p: WgpuTensor, device):
+        if device == p.device:
+            return p
+        if runtime_for(device) is p.rt:
+            out = p.view(p.shape, p.strides, p.offset)
+            out.device = device
+            return out
+        return self.from_data(self.into_data(p), device)
+
+    def cast(self, p: WgpuTensor, dtype: DType):
+        if p.dtype is dtype:
+            return p
+        self._check_dtype(dtype)
+        return self._copy(p, dtype)
+
+    # ------------------------------------------------------------------ layout (views)
+    def reshape(self, p: WgpuTensor, shape):
+        shape = tuple(shape)
+        if shape == p.shape:
+            return p
+        t = self.contiguous(p)
+        out = t.view(shape, row_major(shape), t.offset)
+        if p.host is not None:
+            out.host = p.host.reshape(shape)
+        return out
+
+    def permute(self, p: WgpuTensor, axes):
+        axes = tuple(axes)
+        if axes == tuple(range(len(axes))):
+            return p
+        return p.view([p.shape[a] for a in axes], [p.strides[a] for a in axes], p.offset)
+
+    def expand(self, p: WgpuTensor, shape):
+        shape = tuple(shape)
+        if shape == p.shape:
+            return p
+        strides = [0 if n == 1 and m != 1 else s for n, m, s in zip(p.shape, shape, p.strides, strict=True)]
+        return p.view(shape, strides, p.offset)
+
+    def slice(self, p: WgpuTensor, ranges):
+        shape = [len(range(*r)) for r in ranges]
+        offset = p.offset + sum(r[0] * s for r, s in zip(ranges, p.strides, strict=True))
+        strides = [r[2] * s for r, s in zip(ranges, p.strides, strict=True)]
+        return p.view(shape, strides, offset)
+
+    def slice_assign(self, p: WgpuTensor, ranges, value: WgpuTensor):
+        out = self._copy(p, p.dtype)
+        offset = sum(r[0] * s for r, s in zip(ranges, out.strides, strict=True))
+        strides = [r[2] * s for r, s in zip(ranges, out.strides, strict=True)]
+        self._write_region(out, value, offset, strides)
+        return out
+
+    def cat(self, ps, dim: int):
+        shape = list(ps[0].shape)
+        shape[dim] = sum(p.shape[dim] for p in ps)
+        out = self._like(ps[0], shape)
+        start = 0
+        for p in ps:
+            self._write_region(out, p, start * out.strides[dim], out.strides)
+            start += p.shape[dim]
+        return out
+
+    # ------------------------------------------------------------------ creation
+    def full(self, shape, value, dtype: DType, device):
+        self._check_dtype(dtype)
+        device = device if isinstance(device, WgpuDevice) else WgpuDevice.BestAvailable
+        out = self._empty(tuple(shape), dtype, device, runtime_for(device))
+        n = out.numel
+        out.rt.launch(K.fill(dtype), ("rw",), (out.handle,), [n, scalar_bits(value, dtype)], _groups(n))
+        return out
+
+    def scalar_like(self, p: WgpuTensor, value):
+        return self.full((1,) * len(p.shape), value, p.dtype, p.device)
+
+    def arange(self, start: int, end: int, step: int, dtype: DType, device):
+        self._check_dtype(dtype)
+        n = len(range(start, end, step))
+        device = device if isinstance(device, WgpuDevice) else WgpuDevice.BestAvailable
+        out = self._empty((n,), dtype, device, runtime_for(device))
+        info = [n, start & 0xFFFFFFFF, step & 0xFFFFFFFF]
+        out.rt.launch(K.arange(dtype), ("rw",), (out.handle,), info, _groups(n))
+        return out
+
+    def seed(self, seed: int) -> None:
+        """Reset the GPU generator: draws after `seed(n)` repeat exactly."""
+        super().seed(seed)
+        mixed = (int(seed) * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) & (2**64 - 1)
+        self._seed = (mixed & 0xFFFFFFFF, mixed >> 32)
+        self._counter = 0
+
+    def random(self, shape, distribution, dtype: DType, device):
+        kind, p0, p1 = None, 0.0, 1.0
+        if isinstance(distribution, Uniform):
+            kind, p0, p1 = "uniform", distribution.low, distribution.high
+        elif isinstance(distribution, _Default):
+            kind = "uniform"
+        elif isinstance(distribution, Normal):
+            kind, p0, p1 = "normal", distribution.mean, distribution.std
+        elif isinstance(distribution, Bernoulli):
+            kind, p0 = "bernoulli", distribution.prob
+        if kind is None:
+            return super().random(shape, distribution, dtype, device)
+        self._check_dtype(dtype)
+        device = device if isinstance(device, WgpuDevice) else WgpuDevice.BestAvailable
+        out = self._empty(tuple(shape), dtype, device, runtime_for(device))
+        n = out.numel
+        info = [n, self._counter & 0xFFFFFFFF, *self._seed, scalar_bits(p0, DType.F32), scalar_bits(p1, DType.F32)]
+        self._counter += n
+        out.rt.launch(K.random(kind, dtype), ("rw",), (out.handle,), info, _groups(n))
+        return out
+
+    # ------------------------------------------------------------------ indexing
+    def _check_indices(self, indices: WgpuTensor, size: int, op: str) -> None:
+        """Range-check indices whose values are known on the host (no GPU round trip)."""
+        host = indices.host
+        if host is None or host.size == 0:
+            return
+        lo, hi = int(host.min()), int(host.max())
+        if lo < 0 or hi >= size:
+            bad = lo if lo < 0 else hi
+            raise OutOfRangeError(f"{op}: index {bad} is out of range for a dim of size {size}")
+
+    def _index(self, indices: WgpuTensor) -> WgpuTensor:
+        return indices if indices.dtype is DType.I32 else self.cast(indices, DType.I32)
+
+    def gather(self, p: WgpuTensor, dim: int, indices: WgpuTensor):
+        self._check_indices(indices, p.shape[dim], "gather")
+        idx = self._index(indices)
+        out = self._like(p, idx.shape)
+        n = out.numel
+        rank = len(idx.shape)
+        info = [n, rank, *idx.shape, *block(idx, idx.shape), p.offset, *p.strides, dim, p.shape[dim]]
+        p.rt.launch(K.gather(p.dtype), ("r", "r", "rw"), (p.handle, idx.handle, out.handle), info, _groups(n))
+        return out
+
+    def scatter_add(self, p: WgpuTensor, dim: int, indices: WgpuTensor, values: WgpuTensor):
+        self._check_indices(indices, p.shape[dim], "scatter")
+        idx = self._index(indices)
+        out = self._like(p, p.shape)
+        n = out.numel
+        rank = len(p.shape)
+        vstrides = block(values, idx.shape)[2:]
+        info = [
+            n, rank, *p.shape, *block(p, p.shape),
+            *idx.shape, idx.offset, *idx.strides,
+            values.offset, *vstrides, dim,
+        ]  # fmt: skip
+        handles = (p.handle, idx.handle, values.handle, out.handle)
+        p.rt.launch(K.scatter_add(p.dtype), ("r", "r", "r", "rw"), handles, info, _groups(n))
+        return out
+
+    def select(self, p: WgpuTensor, dim: int, indices: WgpuTensor):
+        self._check_indices(indices, p.shape[dim], "select")
+        return super().select(p, dim, indices)
+
+    def select_add(self, p: WgpuTensor, dim: int, indices: WgpuTensor, values: WgpuTensor):
+        self._check_indices(indices, p.shape[dim], "select_assign")
+        return super().select_add(p, dim, indices, values)
+
+    def mask_where(self, p: WgpuTensor, mask: WgpuTensor, value: WgpuTensor):
+        shape = broadcast_shape(p.shape, mask.shape, value.shape)
+        out = self._like(p, shape)
+        n = out.numel
+        info = [n, len(shape), *shape, *block(p, shape), *block(mask, shape), *block(value, shape)]
+        handles = (p.handle, mask.handle, value.handle, out.handle)
+        p.rt.launch(K.mask_where(p.dtype), ("r", "r", "r", "rw"), handles, info, _groups(n))
+        return out
+
+    # ------------------------------------------------------------------ compute
+    def unary(self, op: str, p: WgpuTensor):
+        out = self._like(p, p.shape)
+        n = out.numel
+        info = [n, len(p.shape), *p.shape, *block(p, p.shape)]
+        p.rt.launch(K.unary(op, p.dtype), ("r", "rw"), (p.handle, out.handle), info, _groups(n))
+        return out
+
+    def binary(self, op: str, lhs: WgpuTensor, rhs: WgpuTensor):
+        shape = broadcast_shape(lhs.shape, rhs.shape)
+        source = K.binary(op, lhs.dtype, False)
+        _, is_bool = K.binary_expr(op, lhs.dtype)
+        out = self._like(lhs, shape, DType.BOOL if is_bool or op in K._CMP else lhs.dtype)
+        n = out.numel
+        info = [n, len(shape), *shape, *block(lhs, shape), *block(rhs, shape)]
+        lhs.rt.launch(source, ("r", "r", "rw"), (lhs.handle, rhs.handle, out.handle), info, _groups(n))
+        return out
+
+    def binary_scalar(self, op: str, p: WgpuTensor, value):
+        shape = p.shape
+        source = K.binary(op, p.dtype, True)
+        _, is_bool = K.binary_expr(op, p.dtype)
+        out = self._like(p, shape, DType.BOOL if is_bool or op in K._CMP else p.dtype)
+        n = out.numel
+        rank = len(shape)
+        info = [n, rank, *shape, *block(p, shape), 0, 0, *([0] * rank)]
+        info[4 + 2 * rank] = scalar_bits(value, p.dtype)
+        p.rt.launch(source, ("r", "rw"), (p.handle, out.handle), info, _groups(n))
+        return out
+
+    def reduce(self, op: str, p: WgpuTensor, dim: int):
+        shape = p.shape
+        length = shape[dim]
+        out_shape = shape[:dim] + (1,) + shape[dim + 1 :]
+        arg = op in ("argmax", "argmin")
+        out_dtype = DType.I32 if arg else p.dtype
+        if length == 0:
+            identity = {"sum": 0, "prod": 1}.get(op, 0)
+            return self.full(out_shape, identity, out_dtype, p.device)
+        other = shape[:dim] + shape[dim + 1 :]
+        ostrides = p.strides[:dim] + p.strides[dim + 1 :]
+        rows = math.prod(other)
+        serial = length <= 16
+        chunks = 1
+        if not arg and not serial and length > 8192 and rows < 1024:
+            chunks = min(1024, -(-length // 4096))
+        chunk_len = -(-length // chunks)
+        info = [rows, length, chunk_len, chunks, len(other), *other, p.offset, *ostrides, p.strides[dim]]
+        source = K.reduce(op, p.dtype, serial)
+        if chunks == 1:
+            out = self._like(p, out_shape, out_dtype)
+            groups = _groups(rows) if serial else rows
+            p.rt.launch(source, ("r", "rw"), (p.handle, out.handle), info, groups)
+            return out
+        partial = self._like(p, (rows, chunks), out_dtype)
+        p.rt.launch(source, ("r", "rw"), (p.handle, partial.handle), info, rows * chunks)
+        return self.reshape(self.reduce(op, partial, 1), out_shape)
+
+    def matmul(self, lhs: WgpuTensor, rhs: WgpuTensor):
+        from burn.wgpu.autotune import matmul_config
+
+        a, b = lhs.shape, rhs.shape
+        m, k, n = a[-2], a[-1], b[-1]
+        batch = broadcast_shape(a[:-2], b[:-2])
+        out = self._like(lhs, (*batch, m, n))
+        batches = math.prod(batch)
+        if out.numel == 0:
+            return out
+        if k == 0:
+            return self.full(out.shape, 0, lhs.dtype, lhs.device)
+        cfg = matmul_config(self, lhs.rt, lhs.dtype, m, n, k, batches)
+        self._matmul_launch(lhs, rhs, out, batch, cfg)
+        return out
+
+    def _matmul_launch(self, lhs, rhs, out, batch, cfg) -> None:
+        bm, bn, bk, tm, tn = cfg
+        m, k, n = lhs.shape[-2], lhs.shape[-1], rhs.shape[-1]
+        batches = math.prod(batch)
+        ab = block(lhs, (*batch, m, k))[2:]
+        bb = block(rhs, (*batch, k, n))[2:]
+        info = [m, n, k, batches, len(batch), *batch, lhs.offset, *ab, rhs.offset, *bb]
+        col_tiles = -(-n // bn)
+        total = -(-m // bm) * batches
+        gy = min(total, lhs.rt.max_groups)
+        gz = -(-total // gy)
+        source = K.matmul(lhs.dtype, bm, bn, bk, tm, tn)
+        lhs.rt.launch(source, ("r", "r", "rw"), (lhs.handle, rhs.handle, out.handle), info, (col_tiles, gy, gz))
+
+    def sort_with_indices(self, p: WgpuTensor, dim: int, descending: bool = False):
+        """A stable bitonic sort along `dim`: one launch per (k, j) step over all rows."""
+        shape = p.shape
+        n = shape[dim]
+        rank = len(shape)
+        if n <= 1 or p.numel == 0:
+            return p, self.full(shape, 0, DType.I32, p.device)
+        perm = [d for d in range(rank) if d != dim] + [dim]
+        inverse = [perm.index(d) for d in range(rank)]
+        v = self.permute(p, perm)
+        lead = v.shape[:-1]
+        rows = math.prod(lead)
+        size = 1 << (n - 1).bit_length()
+        vals = self._like(p, (*lead, size))
+        self._write_region(vals, v, 0, vals.strides)
+        idx = self._like(p, (*lead, size), DType.I32)
+        total = rows * size
+        p.rt.launch(K.iota_rows(), ("rw",), (idx.handle,), [total, size], _groups(total))
+        source = K.bitonic_step(p.dtype, descending)
+        k = 2
+        while k <= size:
+            j = k // 2
+            while j >= 1:
+                info = [total // 2, size, n, k, j]
+                p.rt.launch(source, ("rw", "rw"), (vals.handle, idx.handle), info, _groups(total // 2))
+                j //= 2
+            k *= 2
+        ranges = [(0, s, 1) for s in lead] + [(0, n, 1)]
+        values = self.permute(self.slice(vals, ranges), inverse)
+        indices = self.permute(self.slice(idx, ranges), inverse)
+        return values, indices
+
+
+Wgpu = WgpuBackend()
+WgpuDevice.backend = Wgpu

@@ -1,0 +1,396 @@
+"""The wgpu runtime: one per adapter, owning the device, the buffer pool, the pipeline cache
+and the command batch.
+
+Work is recorded lazily: every kernel launch is appended to one open compute pass and the
+batch is submitted when it grows large, when a host write must be ordered after it, or when
+the host reads a buffer (`read`). Nothing waits for the GPU except a read.
+
+Kernel parameters (shapes, strides, offsets, scalars) go into one small storage buffer per
+batch, the *info arena*: each launch appends its words and binds its slice. The arena is
+written to the GPU right before the batch is submitted, so launches cost no extra transfer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+import wgpu
+
+from burn.wgpu.device import ADAPTER_TYPES, WgpuDevice
+
+STORAGE_USAGE = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
+MIN_BUFFER = 256
+ARENA_BYTES = 1 << 16
+MAX_BATCH = 128
+
+
+class NoAdapterError(RuntimeError):
+    """No WebGPU adapter of the requested kind exists on this machine."""
+
+
+def size_class(nbytes: int) -> int:
+    """The pooled size for a request: the next of 2^k or 1.5 * 2^k (at most 33% waste)."""
+    n = max(MIN_BUFFER, (nbytes + 3) & ~3)
+    power = 1 << (n - 1).bit_length()
+    three_quarters = power // 4 * 3
+    return three_quarters if n <= three_quarters and three_quarters >= MIN_BUFFER else power
+
+
+@dataclass
+class PoolStats:
+    """Device memory held by a pool, in bytes and buffers."""
+
+    in_use_bytes: int = 0
+    free_bytes: int = 0
+    created: int = 0
+    reused: int = 0
+    destroyed: int = 0
+
+    @property
+    def reserved_bytes(self) -> int:
+        """Everything the pool holds on the device: live tensors plus cached free buffers."""
+        return self.in_use_bytes + self.free_bytes
+
+
+class Handle:
+    """Ownership of one pooled buffer: when the last tensor using it is gone, it goes back."""
+
+    __slots__ = ("buffer", "size", "_pool", "__weakref__")
+
+    def __init__(self, buffer, size: int, pool: BufferPool):
+        self.buffer = buffer
+        self.size = size
+        self._pool = pool
+
+    def __del__(self):
+        pool = self._pool
+        if pool is not None:
+            self._pool = None
+            try:
+                pool.release(self.buffer, self.size)
+            except Exception:  # interpreter shutdown: the device is going away anyway
+                pass
+
+
+class BufferPool:
+    """Free buffers by size class, reused before new ones are created.
+
+    Bounded: free buffers beyond `max_free_bytes` are destroyed (largest first is not worth
+    tracking; the newest release is dropped), so a program's device memory settles at its
+    working set plus at most that cache.
+    """
+
+    def __init__(self, device, max_free_bytes: int = 1 << 30):
+        self.device = device
+        self.max_free_bytes = max_free_bytes
+        self.free: dict[int, list] = {}
+        self.stats = PoolStats()
+        self._lock = threading.RLock()
+
+    def acquire(self, nbytes: int) -> Handle:
+        size = size_class(nbytes)
+        with self._lock:
+            bucket = self.free.get(size)
+            if bucket:
+                buffer = bucket.pop()
+                self.stats.free_bytes -= size
+                self.stats.reused += 1
+            else:
+                buffer = None
+            self.stats.in_use_bytes += size
+        if buffer is None:
+            buffer = self.device.create_buffer(size=size, usage=STORAGE_USAGE)
+            self.stats.created += 1
+        return Handle(buffer, size, self)
+
+    def release(self, buffer, size: int) -> None:
+        with self._lock:
+            self.stats.in_use_bytes -= size
+            if self.stats.free_bytes + size > self.max_free_bytes:
+                self.stats.destroyed += 1
+                buffer.destroy()
+                return
+            self.free.setdefault(size, []).append(buffer)
+            self.stats.free_bytes += size
+
+    def clear(self) -> None:
+        """Destroy every cached free buffer (live tensors keep theirs)."""
+        with self._lock:
+            for bucket in self.free.values():
+                for buffer in bucket:
+                    buffer.destroy()
+                    self.stats.destroyed += 1
+            self.free.clear()
+            self.stats.free_bytes = 0
+
+
+def _select_adapter(kind: str, index: int):
+    """The adapter for a device kind; `BestAvailable` prefers discrete > integrated > ... ."""
+    adapters = wgpu.gpu.enumerate_adapters_sync()
+    # Native backends first: OpenGL adapters duplicate Vulkan ones with fewer features.
+    adapters.sort(key=lambda a: a.info.get("backend_type") == "OpenGL")
+    if kind == "BestAvailable":
+        rank = ["DiscreteGPU", "IntegratedGPU", "VirtualGPU", "CPU"]
+        candidates = [a for a in adapters if a.info.get("adapter_type") in rank]
+        if not candidates:
+            candidates = adapters
+        if not candidates:
+            raise NoAdapterError("no WebGPU adapter found (install a Vulkan driver)")
+        return min(candidates, key=lambda a: rank.index(a.info.get("adapter_type", "CPU")))
+    wanted = ADAPTER_TYPES[kind]
+    matching = [a for a in adapters if a.info.get("adapter_type") == wanted]
+    if index >= len(matching):
+        raise NoAdapterError(f"no {kind} adapter #{index} (found {len(matching)})")
+    return matching[index]
+
+
+class Runtime:
+    """Everything that belongs to one wgpu device."""
+
+    def __init__(self, adapter):
+        self.adapter = adapter
+        self.info = dict(adapter.info)
+        features = set(adapter.features)
+        wanted = [f for f in ("shader-f16",) if f in features]
+        limits = dict(adapter.limits)
+        # Ask for everything the adapter offers that matters for big tensors and tiles.
+        required = {
+            k: limits[k]
+            for k in (
+                "max-buffer-size",
+                "max-storage-buffer-binding-size",
+                "max-compute-workgroup-storage-size",
+                "max-compute-invocations-per-workgroup",
+                "max-compute-workgroup-size-x",
+                "max-compute-workgroup-size-y",
+                "max-storage-buffers-per-shader-stage",
+            )
+            if k in limits
+        }
+        self.device = adapter.request_device_sync(required_features=wanted, required_limits=required)
+        self.queue = self.device.queue
+        self.features = set(self.device.features)
+        self.limits = dict(self.device.limits)
+        self.has_f16 = "shader-f16" in self.features
+        self.align = max(4, int(self.limits.get("min-storage-buffer-offset-alignment", 256)))
+        self.max_groups = int(self.limits.get("max-compute-workgroups-per-dimension", 65535))
+        self.pool = BufferPool(self.device)
+        self._pipelines: dict[str, tuple] = {}
+        self._layouts: dict[tuple, tuple] = {}
+        self._lock = threading.RLock()
+        self._encoder = None
+        self._pass = None
+        self._pending = 0
+        self._keep: list = []  # handles the open batch reads or writes: alive until submitted
+        self._arena = None
+        self._arena_words = np.zeros(ARENA_BYTES // 4, dtype=np.uint32)
+        self._arena_used = 0
+        self.launches = 0
+
+    # ------------------------------------------------------------------ description
+    @property
+    def adapter_type(self) -> str:
+        return self.info.get("adapter_type", "Unknown")
+
+    @property
+    def is_software(self) -> bool:
+        return self.adapter_type == "CPU" or "llvmpipe" in self.info.get("device", "")
+
+    def describe(self) -> str:
+        return f"{self.info.get('device', '?')} ({self.adapter_type}, {self.info.get('backend_type', '?')})"
+
+    # ------------------------------------------------------------------ buffers
+    def alloc(self, nbytes: int) -> Handle:
+        return self.pool.acquire(nbytes)
+
+    def upload(self, array: np.ndarray) -> Handle:
+        """A new buffer holding `array`'s bytes (ordered after all recorded work)."""
+        raw = np.ascontiguousarray(array).view(np.uint8).reshape(-1)
+        handle = self.alloc(raw.nbytes)
+        if raw.nbytes:
+            if raw.nbytes % 4:
+                raw = np.concatenate([raw, np.zeros(4 - raw.nbytes % 4, np.uint8)])
+            with self._lock:
+                # A recycled buffer may still be read by recorded work: submit that first,
+                # since queue writes are ordered only against submitted work.
+                if self._pending:
+                    self.flush()
+                self.queue.write_buffer(handle.buffer, 0, raw)
+        return handle
+
+    def read(self, handle: Handle, offset: int, nbytes: int) -> bytes:
+        """`nbytes` at byte `offset` of a buffer, after all recorded work (the only sync)."""
+        with self._lock:
+            self.flush()
+            if nbytes == 0:
+                return b""
+            start = offset & ~3
+            end = (offset + nbytes + 3) & ~3
+            data = self.queue.read_buffer(handle.buffer, start, end - start)
+            return bytes(data)[offset - start : offset - start + nbytes]
+
+    def copy(self, src: Handle, src_offset: int, dst: Handle, dst_offset: int, nbytes: int) -> None:
+        """Record a buffer-to-buffer copy (byte offsets and size multiples of 4)."""
+        with self._lock:
+            self._end_pass()
+            self._ensure_encoder()
+            self._encoder.copy_buffer_to_buffer(src.buffer, src_offset, dst.buffer, dst_offset, nbytes)
+            self._keep += (src, dst)
+            self._pending += 1
+
+    # ------------------------------------------------------------------ pipelines
+    def _layout(self, access: tuple[str, ...]):
+        """Bind group layout + pipeline layout for bindings: info, then `access` per binding."""
+        entry = self._layouts.get(access)
+        if entry is None:
+            kinds = ("read-only-storage",) + tuple(
+                "storage" if a == "rw" else "read-only-storage" for a in access
+            )
+            bgl = self.device.create_bind_group_layout(
+                entries=[
+                    {"binding": i, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": {"type": t}}
+                    for i, t in enumerate(kinds)
+                ]
+            )
+            pl = self.device.create_pipeline_layout(bind_group_layouts=[bgl])
+            entry = self._layouts[access] = (bgl, pl)
+        return entry
+
+    def pipeline(self, source: str, access: tuple[str, ...]):
+        """The compiled pipeline for WGSL `source` (cached by source text and layout)."""
+        key = hashlib.sha1(source.encode() + repr(access).encode()).hexdigest()
+        entry = self._pipelines.get(key)
+        if entry is None:
+            bgl, pl = self._layout(access)
+            module = self.device.create_shader_module(code=source)
+            pipe = self.device.create_compute_pipeline(
+                layout=pl, compute={"module": module, "entry_point": "main"}
+            )
+            entry = self._pipelines[key] = (pipe, bgl)
+        return entry
+
+    @property
+    def pipeline_count(self) -> int:
+        return len(self._pipelines)
+
+    # ------------------------------------------------------------------ launches
+    def _ensure_encoder(self):
+        if self._encoder is None:
+            self._encoder = self.device.create_command_encoder()
+
+    def _end_pass(self):
+        if self._pass is not None:
+            self._pass.end()
+            self._pass = None
+
+    def _arena_slice(self, words: np.ndarray) -> tuple[int, int]:
+        """Reserve room for `words` in the batch's info arena; (byte offset, byte size)."""
+        n = max(1, len(words))
+        nbytes = n * 4
+        start = (self._arena_used + self.align - 1) // self.align * self.align
+        if start + nbytes > ARENA_BYTES:
+            self.flush()
+            start = 0
+        if self._arena is None:
+            self._arena = self.alloc(ARENA_BYTES)
+        self._arena_words[start // 4 : start // 4 + len(words)] = words
+        self._arena_used = start + nbytes
+        return start, nbytes
+
+    def launch(self, source: str, access, handles, info, groups) -> None:
+        """Record one dispatch of `source` over `groups` workgroups.
+
+        `handles` are the buffers for bindings 1.. (in `access` order), `info` the words of
+        binding 0, `groups` a workgroup count (x or (x, y, z)); counts above the adapter's
+        per-dimension limit are folded into y (kernels index with `num_workgroups`).
+        """
+        if isinstance(groups, int):
+            groups = (groups, 1, 1)
+        gx, gy, gz = (tuple(groups) + (1, 1))[:3]
+        if gx == 0 or gy == 0 or gz == 0:
+            return
+        if gx > self.max_groups:
+            gy = gy * ((gx + self.max_groups - 1) // self.max_groups)
+            gx = self.max_groups
+        info = np.asarray(info, dtype=np.int64).astype(np.uint32)
+        with self._lock:
+            pipe, bgl = self.pipeline(source, tuple(access))
+            off, size = self._arena_slice(info)
+            entries = [{"binding": 0, "resource": {"buffer": self._arena.buffer, "offset": off, "size": size}}]
+            for i, h in enumerate(handles):
+                entries.append({"binding": i + 1, "resource": {"buffer": h.buffer, "offset": 0, "size": h.size}})
+            group = self.device.create_bind_group(layout=bgl, entries=entries)
+            self._ensure_encoder()
+            if self._pass is None:
+                self._pass = self._encoder.begin_compute_pass()
+            self._pass.set_pipeline(pipe)
+            self._pass.set_bind_group(0, group)
+            self._pass.dispatch_workgroups(gx, gy, gz)
+            self._keep.extend(handles)
+            self._pending += 1
+            self.launches += 1
+            if self._pending >= MAX_BATCH:
+                self.flush()
+
+    def flush(self) -> None:
+        """Submit the recorded batch (does not wait for it)."""
+        with self._lock:
+            if self._encoder is None:
+                return
+            self._end_pass()
+            if self._arena is not None and self._arena_used:
+                self.queue.write_buffer(self._arena.buffer, 0, self._arena_words[: (self._arena_used + 3) // 4])
+            self.queue.submit([self._encoder.finish()])
+            self._encoder = None
+            self._pending = 0
+            # Submitted work is ordered before any later write, so the handles (and the arena)
+            # may now go back to the pool for reuse.
+            self._keep.clear()
+            self._arena = None
+            self._arena_used = 0
+
+    def sync(self) -> None:
+        """Submit and wait until the GPU is idle."""
+        with self._lock:
+            self.flush()
+            self.queue.on_submitted_work_done_sync()
+
+
+_runtimes: dict[tuple, Runtime] = {}
+_by_adapter: dict[int, Runtime] = {}
+_lock = threading.Lock()
+
+
+def runtime_for(device: WgpuDevice) -> Runtime:
+    """The runtime behind `device` (created once; devices naming one adapter share it)."""
+    key = device._key()
+    rt = _runtimes.get(key)
+    if rt is not None:
+        return rt
+    with _lock:
+        rt = _runtimes.get(key)
+        if rt is None:
+            adapter = _select_adapter(device.kind, device.index)
+            ident = (adapter.info.get("device"), adapter.info.get("backend_type"), adapter.info.get("adapter_type"))
+            rt = _by_adapter.get(hash(ident))
+            if rt is None:
+                rt = _by_adapter[hash(ident)] = Runtime(adapter)
+            _runtimes[key] = rt
+    return rt
+
+
+def adapter_available() -> str | None:
+    """None when some adapter exists, else the reason there is none."""
+    try:
+        runtime_for(WgpuDevice.BestAvailable)
+    except Exception as e:  # noqa: BLE001 - any failure to find a device is "unavailable"
+        return f"no usable WebGPU adapter: {e}"
+    return None
+
+
+# Quiet the loader's complaint about XDG_RUNTIME_DIR on headless machines.
+os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
