@@ -157,8 +157,24 @@ def _expand_to(B, g, x):
 
 
 def _prod(B, x, dim, out, g):
-    # d/dx_i prod = prod / x_i; exact where no zero in the slice.
-    return B.binary("div", _mul(B, _expand_to(B, g, x), _expand_to(B, out, x)), x)
+    """d/dx_i prod = product of the others, also where the slice holds zeros.
+
+    prod / x_i would give NaN at a zero. Instead: with zeros replaced by one, the product of
+    the rest is p / x_i; where the slice has one zero, only that zero's gradient is non-zero
+    (the product of the others, p itself); with two or more, every gradient is zero.
+    """
+    zero = B.binary_scalar("eq", x, 0.0)
+    safe = B.mask_where(x, zero, B.scalar_like(x, 1.0))
+    p = _expand_to(B, B.reduce("prod", safe, dim), x)
+    zeros = _expand_to(B, B.reduce("sum", B.cast(zero, B.dtype(x)), dim), x)
+    none = B.binary("div", p, safe)
+    only_this = B.mask_where(B.scalar_like(x, 0.0), zero, p)
+    local = B.mask_where(
+        B.mask_where(B.scalar_like(x, 0.0), B.binary_scalar("eq", zeros, 1.0), only_this),
+        B.binary_scalar("eq", zeros, 0.0),
+        none,
+    )
+    return _mul(B, _expand_to(B, g, x), local)
 
 
 def _arg_pick(op):

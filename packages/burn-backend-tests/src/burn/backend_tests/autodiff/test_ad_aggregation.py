@@ -1,5 +1,6 @@
 """Gradients of the reductions (Burn's aggregation.rs)."""
 
+import numpy as np
 from burn.backend_tests.autodiff.gradcheck import check_grads
 
 
@@ -49,3 +50,14 @@ def test_should_diff_prod_dim(ad_backend, rng):
     check_grads(
         ad_backend, lambda x: x.prod_dim(0), _away_from_zero(rng, (3, 4)), strided_inputs=True
     )
+
+
+def test_should_diff_prod_with_zeros(ad_backend, rng):
+    """A zero in the slice: the gradient is the product of the others, not prod / 0 = NaN."""
+    x = _away_from_zero(rng, (3, 3))
+    x[0, 0] = 0.0  # one zero: only it gets a non-zero gradient
+    x[1, 0] = x[1, 2] = 0.0  # two zeros: every gradient of the row is zero
+    (g,) = check_grads(ad_backend, lambda t: t.prod_dim(1), x)
+    assert np.all(np.isfinite(g)) and g[0, 0] != 0.0
+    np.testing.assert_array_equal(g[1], 0.0)
+    check_grads(ad_backend, lambda t: t.prod(), x[[0, 2]])

@@ -128,6 +128,12 @@ CASES = {
     "mean_dim": (lambda k, x: x.mean_dim(0), lambda k, x: x.mean(0, True), [(2, 3)], "normal"),
     "prod": (lambda k, x: x.prod(), lambda k, x: x.prod().reshape(1), [(2, 3)], "nonzero"),
     "prod_dim": (lambda k, x: x.prod_dim(1), lambda k, x: x.prod(1, True), [(2, 3)], "nonzero"),
+    "prod_dim_with_zeros": (
+        lambda k, x: x.prod_dim(1),
+        lambda k, x: x.prod(1, True),
+        [(4, 3)],
+        "zeros",
+    ),
     "max": (lambda k, x: x.max(), lambda k, x: x.max().reshape(1), [(2, 3)], "distinct"),
     "min": (lambda k, x: x.min(), lambda k, x: x.min().reshape(1), [(2, 3)], "distinct"),
     "max_dim": (
@@ -490,6 +496,10 @@ def _input(rng, shape, domain):
         return rng.uniform(-0.9, 0.9, size=shape)
     if domain == "wide":
         return rng.uniform(-4.0, 4.0, size=shape)
+    if domain == "zeros":  # one zero in row 0, two in row 1
+        x = rng.uniform(0.5, 1.5, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+        x[0, 0] = x[1, 0] = x[1, 2] = 0.0
+        return x
     if domain == "distinct":
         n = int(np.prod(shape))
         return (rng.permutation(n) * 0.1 - 0.05 * n).reshape(shape)
