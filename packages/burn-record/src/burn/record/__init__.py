@@ -1,0 +1,66 @@
+"""burn-record: records, recorders and precision settings, in Rust Burn's file layouts.
+
+A record is plain data (nested dicts, lists and tuples of `ParamRecord`, `TensorData` and None)
+produced by a module's `into_record()`; a recorder stores it in a file or bytes.
+
+```python
+from burn.record import CompactRecorder, NamedMpkFileRecorder, FullPrecisionSettings
+recorder = NamedMpkFileRecorder(FullPrecisionSettings)
+```
+"""
+
+from burn.record.item import ParamRecord, RecordError, RecordNotFoundError, Some, unwrap_some
+from burn.record.recorder import (
+    FORMAT_VERSION,
+    BinBytesRecorder,
+    BinFileRecorder,
+    BinGzFileRecorder,
+    BytesRecorder,
+    CompactRecorder,
+    DefaultFileRecorder,
+    DefaultRecorder,
+    FileRecorder,
+    JsonGzFileRecorder,
+    NamedMpkBytesRecorder,
+    NamedMpkFileRecorder,
+    NamedMpkGzFileRecorder,
+    PrettyJsonFileRecorder,
+    Recorder,
+    SensitiveCompactRecorder,
+    atomic_write,
+)
+from burn.record.settings import (
+    DoublePrecisionSettings,
+    FullPrecisionSettings,
+    HalfPrecisionSettings,
+    PrecisionSettings,
+)
+
+__all__ = [
+    "FORMAT_VERSION",
+    "BinBytesRecorder",
+    "BinFileRecorder",
+    "BinGzFileRecorder",
+    "BytesRecorder",
+    "CompactRecorder",
+    "DefaultFileRecorder",
+    "DefaultRecorder",
+    "DoublePrecisionSettings",
+    "FileRecorder",
+    "FullPrecisionSettings",
+    "HalfPrecisionSettings",
+    "JsonGzFileRecorder",
+    "NamedMpkBytesRecorder",
+    "NamedMpkFileRecorder",
+    "NamedMpkGzFileRecorder",
+    "ParamRecord",
+    "PrecisionSettings",
+    "PrettyJsonFileRecorder",
+    "RecordError",
+    "RecordNotFoundError",
+    "Recorder",
+    "SensitiveCompactRecorder",
+    "Some",
+    "atomic_write",
+    "unwrap_some",
+]
