@@ -178,6 +178,8 @@ def test_graph_is_freed_after_backward(ad_backend):
 
 def test_backward_releases_saved_tensors_while_the_loss_lives(ad_backend):
     """The nodes keep their inputs for backward; after it, a loss still in scope holds none."""
+    if not getattr(ad_backend, "host_memory", False):
+        pytest.skip("tensor values live outside the Python heap that tracemalloc sees")
     dtype = grad_dtype(ad_backend)
     a = tensor(ad_backend, np.full((1, 1), 0.5), dtype).require_grad()
     big = a.expand([512, 512]) * 1.0  # 2 MiB (f64) saved by the nodes after it
