@@ -1,0 +1,72 @@
+"""Adam, and the adaptive moments it shares with AdamW."""
+
+from __future__ import annotations
+
+from burn.nn._config import config
+from burn.optim.decay import WeightDecay, WeightDecayConfig
+from burn.optim.grad_clipping import GradientClippingConfig
+from burn.optim.simple import OptimizerAdaptor, SimpleOptimizer
+from burn.tensor import Tensor
+
+
+class AdaptiveMomentum:
+    """Bias-corrected first and second moments; the update is m_hat / (sqrt(v_hat) + eps).
+
+    State: `time` (steps taken), `moment_1` and `moment_2`. The first step starts both moments
+    from zero, as PyTorch does, so the numbers match `torch.optim.Adam`.
+    """
+
+    def __init__(self, beta_1: float, beta_2: float, epsilon: float):
+        self.beta_1 = float(beta_1)
+        self.beta_2 = float(beta_2)
+        self.epsilon = float(epsilon)
+
+    def transform(self, grad: Tensor, state: dict | None) -> tuple[Tensor, dict]:
+        if state is None:
+            time = 1
+            moment_1 = grad * (1.0 - self.beta_1)
+            moment_2 = grad.square() * (1.0 - self.beta_2)
+        else:
+            time = int(state["time"]) + 1
+            moment_1 = state["moment_1"] * self.beta_1 + grad * (1.0 - self.beta_1)
+            moment_2 = state["moment_2"] * self.beta_2 + grad.square() * (1.0 - self.beta_2)
+        m_hat = moment_1 / (1.0 - self.beta_1**time)
+        v_hat = moment_2 / (1.0 - self.beta_2**time)
+        delta = m_hat / (v_hat.sqrt() + self.epsilon)
+        return delta, {"time": time, "moment_1": moment_1, "moment_2": moment_2}
+
+
+@config
+class AdamConfig:
+    """Adam's options with Burn's defaults (note epsilon 1e-5, PyTorch's is 1e-8)."""
+
+    beta_1: float = 0.9
+    beta_2: float = 0.999
+    epsilon: float = 1e-5
+    weight_decay: WeightDecayConfig | None = None
+    grad_clipping: GradientClippingConfig | None = None
+
+    def init(self) -> OptimizerAdaptor:
+        optim = Adam(
+            AdaptiveMomentum(self.beta_1, self.beta_2, self.epsilon),
+            WeightDecay(self.weight_decay) if self.weight_decay is not None else None,
+        )
+        clipping = self.grad_clipping.init() if self.grad_clipping is not None else None
+        return OptimizerAdaptor(optim, clipping)
+
+
+class Adam(SimpleOptimizer):
+    """Adam (Kingma and Ba) with L2 weight decay added to the gradient."""
+
+    def __init__(self, momentum: AdaptiveMomentum, weight_decay: WeightDecay | None = None):
+        self.momentum = momentum
+        self.weight_decay = weight_decay
+
+    def step(self, lr, tensor: Tensor, grad: Tensor, state: dict | None):
+        if self.weight_decay is not None:
+            grad = self.weight_decay.transform(grad, tensor)
+        delta, moments = self.momentum.transform(grad, state["momentum"] if state else None)
+        return tensor - delta * lr, {"momentum": moments}
+
+    def __repr__(self) -> str:
+        return "Adam"
