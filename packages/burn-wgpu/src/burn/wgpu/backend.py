@@ -211,7 +211,8 @@ class WgpuBackend(WgpuModuleOps, Backend):
         array = np.ascontiguousarray(data.array)
         stored = array.astype(HOST[dtype], copy=False)
         handle = rt.upload(stored)
-        host = array if array.size <= HOST_COPY_LIMIT else None
+        # A private copy: the caller may change its array after handing it over.
+        host = array.copy() if array.size <= HOST_COPY_LIMIT else None
         return WgpuTensor(handle, array.shape, row_major(array.shape), 0, dtype, device, rt, host)
 
     def into_data(self, p: WgpuTensor) -> TensorData:

@@ -83,6 +83,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
 FLOAT_FNS = """
 fn log1p_(x: f32) -> f32 {
+    if (abs(x) < 1.0e-4) { return x * (1.0 - x * (0.5 - x / 3.0)); }
     let u = 1.0 + x;
     if (u == 1.0) { return x; }
     return log(u) * (x / (u - 1.0));

@@ -88,6 +88,10 @@ class BufferPool:
         self.device = device
         self.max_free_bytes = max_free_bytes
         self.free: dict[int, list] = {}
+        # Every buffer the pool made, by id: owning them here keeps a buffer reachable even when
+        # the last tensor using it dies inside a garbage cycle, so the collector never
+        # finalizes (releases) a buffer that the pool is about to hand out again.
+        self.live: dict[int, object] = {}
         self.stats = PoolStats()
         self._lock = threading.RLock()
 
@@ -105,6 +109,8 @@ class BufferPool:
         if buffer is None:
             buffer = self.device.create_buffer(size=size, usage=STORAGE_USAGE)
             self.stats.created += 1
+            with self._lock:
+                self.live[id(buffer)] = buffer
         return Handle(buffer, size, self)
 
     def release(self, buffer, size: int) -> None:
@@ -112,6 +118,7 @@ class BufferPool:
             self.stats.in_use_bytes -= size
             if self.stats.free_bytes + size > self.max_free_bytes:
                 self.stats.destroyed += 1
+                self.live.pop(id(buffer), None)
                 buffer.destroy()
                 return
             self.free.setdefault(size, []).append(buffer)
@@ -122,6 +129,7 @@ class BufferPool:
         with self._lock:
             for bucket in self.free.values():
                 for buffer in bucket:
+                    self.live.pop(id(buffer), None)
                     buffer.destroy()
                     self.stats.destroyed += 1
             self.free.clear()
