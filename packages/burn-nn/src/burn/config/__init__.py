@@ -25,7 +25,6 @@ import copy
 import enum
 import json
 import os
-import sys
 import types
 import typing
 from pathlib import Path
@@ -46,7 +45,7 @@ class ConfigError(BurnError, ValueError):
 class Config:
     """Marker base of `@config` classes (the decorator adds it); useful for `isinstance`."""
 
-    __config_fields__: dict[str, Any] = {}
+    __config_fields__ = {}  # name -> default, set by @config
 
 
 def is_config(value) -> bool:
@@ -204,8 +203,7 @@ def _hints(cls) -> dict[str, Any]:
     hints = cls.__dict__.get("__config_hints__")
     if hints is None:
         try:
-            module = sys.modules.get(cls.__module__)
-            hints = typing.get_type_hints(cls, vars(module) if module else None)
+            hints = typing.get_type_hints(cls)
         except Exception:  # an annotation that cannot be resolved is not checked
             hints = {}
             for klass in reversed(cls.__mro__):
