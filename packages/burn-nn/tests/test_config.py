@@ -178,3 +178,16 @@ def test_required_fields_may_follow_defaulted_ones():
         b: int
 
     assert Odd(5) == Odd(b=5, a=1)
+
+
+def test_a_config_subclass_inherits_fields_and_defaults():
+    @config
+    class Wider(MlpConfig):
+        width: int = 128
+
+        def init(self):
+            return self.d_in * self.width
+
+    cfg = Wider(2, 3, width=4)
+    assert (cfg.dropout, cfg.hidden, cfg.init()) == (0.1, [16], 8)
+    assert list(Wider.__config_fields__) == ["d_in", "d_out", "dropout", "hidden", "name", "width"]

@@ -190,7 +190,10 @@ def _fields(cls) -> dict[str, Any]:
                 continue
             if name.startswith("_"):
                 continue
-            default = klass.__dict__.get(name, _MISSING)
+            own = klass.__dict__.get("__config_fields__")  # a @config base keeps them here
+            default = (
+                own.get(name, _MISSING) if own is not None else klass.__dict__.get(name, _MISSING)
+            )
             if default is _MISSING and name in found:
                 default = found[name]
             found.pop(name, None)
