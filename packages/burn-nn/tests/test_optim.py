@@ -1,0 +1,311 @@
+"""Optimizers against `torch.optim`: 100 steps of a small linear regression, same start.
+
+The references come from `tools/gen_optim_fixtures.py` (committed under fixtures/), so torch is
+not needed; where torch is installed, a live comparison runs too.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from burn.backend import Autodiff, NdArray
+from burn.module import Module, Param
+from burn.optim import (
+    AdaGradConfig,
+    AdamConfig,
+    AdamWConfig,
+    GradientClippingConfig,
+    GradientsAccumulator,
+    GradientsParams,
+    MomentumConfig,
+    RmsPropConfig,
+    SgdConfig,
+    WeightDecayConfig,
+)
+from burn.optim.lr_scheduler import CosineAnnealingLrSchedulerConfig
+from burn.record import NamedMpkBytesRecorder
+from burn.tensor import DType, Tensor
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CASES = json.loads((FIXTURES / "optim_cases.json").read_text())
+B = Autodiff(NdArray)
+DEVICE = B.device()
+DTYPES = {"f64": DType.F64, "f32": DType.F32}
+# f64 shows the rules are the same to rounding; f32 is what training runs in (parameters are
+# O(1), so an absolute 1e-5 after 100 steps of f32 rounding is the same bound in practice).
+TOLERANCE = {"f64": dict(rtol=1e-9, atol=1e-12), "f32": dict(rtol=1e-5, atol=1e-5)}
+
+
+@pytest.fixture(scope="module")
+def reference():
+    with np.load(FIXTURES / "optim.npz") as data:
+        return dict(data)
+
+
+def build(spec: dict):
+    """Our optimizer for a case of the fixture file."""
+    kind = spec["kind"]
+    clip = None
+    if "clip" in spec:
+        how, value = spec["clip"]
+        clip = (GradientClippingConfig.Value if how == "value" else GradientClippingConfig.Norm)(
+            value
+        )
+    decay = WeightDecayConfig(spec["weight_decay"]) if "weight_decay" in spec else None
+    if kind == "sgd":
+        momentum = None
+        if "momentum" in spec:
+            value, dampening, nesterov = spec["momentum"]
+            momentum = MomentumConfig(momentum=value, dampening=dampening, nesterov=nesterov)
+        return SgdConfig(weight_decay=decay, momentum=momentum, gradient_clipping=clip).init()
+    if kind == "adam":
+        config = AdamConfig(weight_decay=decay, grad_clipping=clip)
+    elif kind == "adamw":
+        config = AdamWConfig(grad_clipping=clip)
+        if "weight_decay" in spec:
+            config = config.with_weight_decay(spec["weight_decay"])
+    elif kind == "adagrad":
+        config = AdaGradConfig(weight_decay=decay, grad_clipping=clip)
+    else:
+        config = RmsPropConfig(weight_decay=decay, grad_clipping=clip)
+    for field in ("beta_1", "beta_2", "epsilon", "lr_decay", "alpha", "momentum", "centered"):
+        if field in spec:
+            config = getattr(config, f"with_{field}")(spec[field])
+    return config.init()
+
+
+class Regression(Module):
+    """y = x W^T + b, as `torch.nn.Linear` stores it."""
+
+    def __init__(self, weight: Tensor, bias: Tensor):
+        self.weight = Param(weight)
+        self.bias = Param(bias)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x.matmul(self.weight.val().transpose()) + self.bias.val().unsqueeze()
+
+
+def problem(reference, tag: str):
+    dtype = DTYPES[tag]
+
+    def tensor(name):
+        return Tensor.from_data(reference[f"problem_{name}"], DEVICE, dtype=dtype)
+
+    return Regression(tensor("weight"), tensor("bias")), tensor("x"), tensor("y")
+
+
+def train(model, x, y, optim, lr, steps: int, on_step=None):
+    for step in range(1, steps + 1):
+        loss = (model.forward(x) - y).square().mean()
+        grads = GradientsParams.from_grads(loss.backward(), model)
+        model = optim.step(lr() if callable(lr) else lr, model, grads)
+        if on_step is not None:
+            on_step(step, model)
+    return model
+
+
+@pytest.mark.parametrize("tag", ["f64", "f32"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_optimizer_matches_torch(reference, name, tag):
+    case = CASES[name]
+    model, x, y = problem(reference, tag)
+    checked = []
+
+    def check(step, model):
+        key = f"{name}_{tag}_weight_{step}"
+        if key in reference:
+            for field in ("weight", "bias"):
+                ours = getattr(model, field).val().to_data().as_array()
+                expected = reference[f"{name}_{tag}_{field}_{step}"]
+                np.testing.assert_allclose(ours, expected, **TOLERANCE[tag], err_msg=f"step {step}")
+            checked.append(step)
+
+    train(model, x, y, build(case["spec"]), case["lr"], 100, check)
+    assert checked == [1, 10, 50, 100]
+
+
+def test_adam_with_cosine_schedule_matches_torch(reference):
+    model, x, y = problem(reference, "f64")
+    scheduler = CosineAnnealingLrSchedulerConfig(0.05, 100).with_min_lr(0.001).init()
+    model = train(model, x, y, AdamConfig().init(), scheduler.step, 100)
+    for field in ("weight", "bias"):
+        np.testing.assert_allclose(
+            getattr(model, field).val().to_data().as_array(),
+            reference[f"adam_cosine_f64_{field}_100"],
+            rtol=1e-9,
+        )
+
+
+def test_state_record_resumes_bit_exact(reference):
+    """50 steps, save the optimizer state through a recorder, load it, 50 more: same as 100."""
+    model, x, y = problem(reference, "f32")
+    spec = CASES["rmsprop_centered"]["spec"]
+    straight = train(model, x, y, build(spec), 0.002, 100)
+
+    optim = build(spec)
+    half = train(model, x, y, optim, 0.002, 50)
+    recorder = NamedMpkBytesRecorder()
+    saved = recorder.record(optim.to_record())
+    resumed_optim = build(spec).load_record(recorder.load(saved))
+    resumed = train(half, x, y, resumed_optim, 0.002, 50)
+    for field in ("weight", "bias"):
+        a = getattr(straight, field).val().to_data().as_array()
+        b = getattr(resumed, field).val().to_data().as_array()
+        assert np.array_equal(a, b)
+
+
+def test_record_is_plain_data_keyed_by_param_id(reference):
+    model, x, y = problem(reference, "f32")
+    optim = AdamConfig().init()
+    model = train(model, x, y, optim, 0.01, 3)
+    record = optim.to_record()
+    assert set(record) == {model.weight.id.serialize(), model.bias.id.serialize()}
+    state = record[model.weight.id.serialize()]["momentum"]
+    assert state["time"] == 3
+    assert state["moment_1"].shape == [3, 4]
+    assert state["moment_1"].dtype is DType.F32
+
+
+def test_frozen_params_are_not_updated(reference):
+    model, x, y = problem(reference, "f32")
+    model.bias = model.bias.set_require_grad(False)
+    before = model.bias.val().to_data().as_array().copy()
+    model = train(model, x, y, AdamConfig().init(), 0.05, 5)
+    assert np.array_equal(model.bias.val().to_data().as_array(), before)
+    assert not model.bias.require_grad
+    assert not np.array_equal(
+        model.weight.val().to_data().as_array(), reference["problem_weight"].astype(np.float32)
+    )
+
+
+def test_frozen_param_with_a_gradient_is_skipped(reference):
+    """Even when a gradient for it is present (e.g. registered by hand)."""
+    model, x, y = problem(reference, "f32")
+    model.bias = model.bias.set_require_grad(False)
+    grads = GradientsParams()
+    grads.register(model.bias.id, Tensor.ones([3], NdArray.device()))
+    new = SgdConfig().init().step(1.0, model, grads)
+    assert np.array_equal(
+        new.bias.val().to_data().as_array(), model.bias.val().to_data().as_array()
+    )
+
+
+def test_params_keep_ids_and_require_grad(reference):
+    model, x, y = problem(reference, "f32")
+    new = train(model, x, y, SgdConfig().init(), 0.1, 2)
+    assert new.weight.id == model.weight.id
+    assert new.weight.val().is_require_grad()
+    assert new.weight.val().backend is B
+
+
+def test_step_on_a_dict_of_tensors():
+    """Code without modules can keep its parameters in a dict keyed by any id."""
+    w = Tensor.from_data([1.0, -2.0], DEVICE).require_grad()
+    params = {"w": w}
+    optim = SgdConfig().init()
+    for _ in range(50):
+        loss = params["w"].square().sum()
+        grads = GradientsParams.from_grads(loss.backward(), params)
+        params = optim.step(0.1, params, grads)
+    np.testing.assert_allclose(params["w"].to_data().as_array(), [0.8**50, -2 * 0.8**50], rtol=1e-5)
+
+
+def test_gradients_params_from_grads(reference):
+    model, x, y = problem(reference, "f64")
+    loss = (model.forward(x) - y).square().mean()
+    grads = GradientsParams.from_grads(loss.backward(), model)
+    assert len(grads) == 2 and model.weight.id in grads
+    g = grads.get(model.weight.id)
+    assert g.backend is NdArray and g.dims() == [3, 4]
+    xs, ys = reference["problem_x"], reference["problem_y"]
+    w, b = reference["problem_weight"], reference["problem_bias"]
+    residual = xs @ w.T + b - ys
+    np.testing.assert_allclose(g.to_data().as_array(), 2 * residual.T @ xs / residual.size)
+    only = GradientsParams.from_params(
+        (model.forward(x) - y).square().mean().backward(), model, [model.bias.id]
+    )
+    assert only.ids() == [model.bias.id]
+
+
+def test_gradients_accumulator_sums_batches(reference):
+    model, x, y = problem(reference, "f64")
+    accumulator = GradientsAccumulator()
+    for rows in (slice(0, 8), slice(8, 16)):
+        xb = Tensor.from_data(reference["problem_x"][rows], DEVICE, dtype=DType.F64)
+        yb = Tensor.from_data(reference["problem_y"][rows], DEVICE, dtype=DType.F64)
+        loss = (model.forward(xb) - yb).square().mean() * 0.5
+        accumulator.accumulate(model, GradientsParams.from_grads(loss.backward(), model))
+    summed = accumulator.grads()
+    full = GradientsParams.from_grads((model.forward(x) - y).square().mean().backward(), model)
+    for p in (model.weight, model.bias):
+        np.testing.assert_allclose(
+            summed.get(p.id).to_data().as_array(), full.get(p.id).to_data().as_array(), rtol=1e-12
+        )
+    assert accumulator.grads().is_empty()
+
+
+def test_gradient_clipping_rules():
+    g = Tensor.from_data([3.0, -4.0, 0.5])
+    value = GradientClippingConfig.Value(1.0).init().clip_gradient(g)
+    assert value.to_data().to_list() == [1.0, -1.0, 0.5]
+    norm = GradientClippingConfig.Norm(2.6).init().clip_gradient(g)
+    np.testing.assert_allclose(np.linalg.norm(norm.to_data().as_array()), 2.6, rtol=1e-6)
+    small = GradientClippingConfig.Norm(100.0).init().clip_gradient(g)
+    assert small.to_data().to_list() == g.to_data().to_list()
+
+
+def test_configs_have_burns_defaults_and_serialise():
+    adam = AdamConfig()
+    assert (adam.beta_1, adam.beta_2, adam.epsilon, adam.weight_decay) == (0.9, 0.999, 1e-5, None)
+    assert AdamWConfig().weight_decay == 1e-4
+    assert (AdaGradConfig().lr_decay, AdaGradConfig().epsilon) == (0.0, 1e-5)
+    rms = RmsPropConfig()
+    assert (rms.alpha, rms.momentum, rms.epsilon, rms.centered) == (0.99, 0.9, 1e-5, False)
+    m = MomentumConfig()
+    assert (m.momentum, m.dampening, m.nesterov) == (0.9, 0.1, False)
+    assert AdamConfig().with_beta_1(0.8).beta_1 == 0.8
+    sgd = SgdConfig(momentum=MomentumConfig(nesterov=True), weight_decay=WeightDecayConfig(0.01))
+    assert SgdConfig.from_json(sgd.to_json()) == sgd
+
+
+def test_optimizer_matches_torch_live():
+    """The same run against torch itself, where it is installed."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(11)
+    x_np, y_np = rng.normal(size=(8, 3)), rng.normal(size=(8, 2))
+    w_np, b_np = rng.normal(size=(2, 3)), rng.normal(size=(2,))
+    makers = {
+        "adamw": (
+            AdamWConfig().with_weight_decay(0.02),
+            lambda p: torch.optim.AdamW(p, lr=0.01, eps=1e-5, weight_decay=0.02),
+        ),
+        "rmsprop": (
+            RmsPropConfig().with_centered(True),
+            lambda p: torch.optim.RMSprop(p, lr=0.01, eps=1e-5, momentum=0.9, centered=True),
+        ),
+        "sgd": (
+            SgdConfig(momentum=MomentumConfig(dampening=0.0, nesterov=True)),
+            lambda p: torch.optim.SGD(p, lr=0.01, momentum=0.9, nesterov=True),
+        ),
+    }
+    for name, (config, make) in makers.items():
+        wt = torch.tensor(w_np, requires_grad=True)
+        bt = torch.tensor(b_np, requires_grad=True)
+        topt = make([wt, bt])
+        for _ in range(30):
+            topt.zero_grad()
+            ((torch.tensor(x_np) @ wt.T + bt - torch.tensor(y_np)) ** 2).mean().backward()
+            topt.step()
+        model = Regression(
+            Tensor.from_data(w_np, DEVICE, dtype=DType.F64),
+            Tensor.from_data(b_np, DEVICE, dtype=DType.F64),
+        )
+        x = Tensor.from_data(x_np, DEVICE, dtype=DType.F64)
+        y = Tensor.from_data(y_np, DEVICE, dtype=DType.F64)
+        model = train(model, x, y, config.init(), 0.01, 30)
+        np.testing.assert_allclose(
+            model.weight.val().to_data().as_array(), wt.detach().numpy(), rtol=1e-9, err_msg=name
+        )
