@@ -7,6 +7,18 @@ device = Wgpu.device()  # WgpuDevice.BestAvailable
 """
 
 from burn.wgpu.backend import Wgpu, WgpuBackend, WgpuTensor
+from burn.wgpu.custom import KernelSource, WorkGroup, build_info, empty, into_contiguous, launch
 from burn.wgpu.device import WgpuDevice
 
-__all__ = ["Wgpu", "WgpuBackend", "WgpuDevice", "WgpuTensor"]
+__all__ = [
+    "KernelSource",
+    "Wgpu",
+    "WgpuBackend",
+    "WgpuDevice",
+    "WgpuTensor",
+    "WorkGroup",
+    "build_info",
+    "empty",
+    "into_contiguous",
+    "launch",
+]

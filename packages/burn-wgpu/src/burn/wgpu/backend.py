@@ -12,7 +12,6 @@ import math
 import struct
 
 import numpy as np
-
 from burn.backend import Backend, Capabilities
 from burn.tensor import DType, TensorData
 from burn.tensor.distribution import Bernoulli, Normal, Uniform, _Default
@@ -41,7 +40,9 @@ class WgpuTensor:
 
     __slots__ = ("handle", "shape", "strides", "offset", "dtype", "device", "rt", "host")
 
-    def __init__(self, handle: Handle, shape, strides, offset: int, dtype: DType, device, rt, host=None):
+    def __init__(
+        self, handle: Handle, shape, strides, offset: int, dtype: DType, device, rt, host=None
+    ):
         self.handle = handle
         self.shape = tuple(int(n) for n in shape)
         self.strides = tuple(int(s) for s in strides)
@@ -57,19 +58,23 @@ class WgpuTensor:
 
     def is_contiguous(self) -> bool:
         return all(
-            n == 1 or s == e for n, s, e in zip(self.shape, self.strides, row_major(self.shape), strict=True)
+            n == 1 or s == e
+            for n, s, e in zip(self.shape, self.strides, row_major(self.shape), strict=True)
         )
 
     def view(self, shape, strides, offset) -> WgpuTensor:
         return WgpuTensor(self.handle, shape, strides, offset, self.dtype, self.device, self.rt)
 
     def __repr__(self) -> str:
-        return f"WgpuTensor(shape={list(self.shape)}, dtype={self.dtype.value}, strides={list(self.strides)})"
+        shape, strides = list(self.shape), list(self.strides)
+        return f"WgpuTensor(shape={shape}, dtype={self.dtype.value}, strides={strides})"
 
 
 def block(t: WgpuTensor, shape) -> list[int]:
     """The info block `[contiguous flag, offset, strides...]` reading `t` broadcast to `shape`."""
-    strides = [0 if n == 1 and m != 1 else s for n, m, s in zip(t.shape, shape, t.strides, strict=True)]
+    strides = [
+        0 if n == 1 and m != 1 else s for n, m, s in zip(t.shape, shape, t.strides, strict=True)
+    ]
     flag = int(tuple(t.shape) == tuple(shape) and t.is_contiguous())
     return [flag, t.offset, *strides]
 
@@ -136,9 +141,12 @@ class WgpuBackend(WgpuModuleOps, Backend):
         for adapter in wgpu.gpu.enumerate_adapters_sync():
             if adapter.info.get("backend_type") == "OpenGL":
                 continue
-            kind = {"DiscreteGPU": "DiscreteGpu", "IntegratedGPU": "IntegratedGpu", "VirtualGPU": "VirtualGpu", "CPU": "Cpu"}.get(
-                adapter.info.get("adapter_type")
-            )
+            kind = {
+                "DiscreteGPU": "DiscreteGpu",
+                "IntegratedGPU": "IntegratedGpu",
+                "VirtualGPU": "VirtualGpu",
+                "CPU": "Cpu",
+            }.get(adapter.info.get("adapter_type"))
             if kind is None:
                 continue
             i = counts[kind] = counts.get(kind, -1) + 1
@@ -200,7 +208,9 @@ class WgpuBackend(WgpuModuleOps, Backend):
         if n == 0:
             return
         info = [n, len(src.shape), *src.shape, *block(src, src.shape), 0, offset, *strides]
-        src.rt.launch(K.copy(src.dtype, dst.dtype), ("r", "rw"), (src.handle, dst.handle), info, _groups(n))
+        src.rt.launch(
+            K.copy(src.dtype, dst.dtype), ("r", "rw"), (src.handle, dst.handle), info, _groups(n)
+        )
 
     # ------------------------------------------------------------------ data
     def from_data(self, data: TensorData, device):
@@ -271,7 +281,9 @@ class WgpuBackend(WgpuModuleOps, Backend):
         shape = tuple(shape)
         if shape == p.shape:
             return p
-        strides = [0 if n == 1 and m != 1 else s for n, m, s in zip(p.shape, shape, p.strides, strict=True)]
+        strides = [
+            0 if n == 1 and m != 1 else s for n, m, s in zip(p.shape, shape, p.strides, strict=True)
+        ]
         return p.view(shape, strides, p.offset)
 
     def slice(self, p: WgpuTensor, ranges):
@@ -303,7 +315,9 @@ class WgpuBackend(WgpuModuleOps, Backend):
         device = device if isinstance(device, WgpuDevice) else WgpuDevice.BestAvailable
         out = self._empty(tuple(shape), dtype, device, runtime_for(device))
         n = out.numel
-        out.rt.launch(K.fill(dtype), ("rw",), (out.handle,), [n, scalar_bits(value, dtype)], _groups(n))
+        out.rt.launch(
+            K.fill(dtype), ("rw",), (out.handle,), [n, scalar_bits(value, dtype)], _groups(n)
+        )
         return out
 
     def scalar_like(self, p: WgpuTensor, value):
@@ -341,7 +355,13 @@ class WgpuBackend(WgpuModuleOps, Backend):
         device = device if isinstance(device, WgpuDevice) else WgpuDevice.BestAvailable
         out = self._empty(tuple(shape), dtype, device, runtime_for(device))
         n = out.numel
-        info = [n, self._counter & 0xFFFFFFFF, *self._seed, scalar_bits(p0, DType.F32), scalar_bits(p1, DType.F32)]
+        info = [
+            n,
+            self._counter & 0xFFFFFFFF,
+            *self._seed,
+            scalar_bits(p0, DType.F32),
+            scalar_bits(p1, DType.F32),
+        ]
         self._counter += n
         out.rt.launch(K.random(kind, dtype), ("rw",), (out.handle,), info, _groups(n))
         return out
@@ -366,8 +386,23 @@ class WgpuBackend(WgpuModuleOps, Backend):
         out = self._like(p, idx.shape)
         n = out.numel
         rank = len(idx.shape)
-        info = [n, rank, *idx.shape, *block(idx, idx.shape), p.offset, *p.strides, dim, p.shape[dim]]
-        p.rt.launch(K.gather(p.dtype), ("r", "r", "rw"), (p.handle, idx.handle, out.handle), info, _groups(n))
+        info = [
+            n,
+            rank,
+            *idx.shape,
+            *block(idx, idx.shape),
+            p.offset,
+            *p.strides,
+            dim,
+            p.shape[dim],
+        ]
+        p.rt.launch(
+            K.gather(p.dtype),
+            ("r", "r", "rw"),
+            (p.handle, idx.handle, out.handle),
+            info,
+            _groups(n),
+        )
         return out
 
     def scatter_add(self, p: WgpuTensor, dim: int, indices: WgpuTensor, values: WgpuTensor):
@@ -418,7 +453,9 @@ class WgpuBackend(WgpuModuleOps, Backend):
         out = self._like(lhs, shape, DType.BOOL if is_bool or op in K._CMP else lhs.dtype)
         n = out.numel
         info = [n, len(shape), *shape, *block(lhs, shape), *block(rhs, shape)]
-        lhs.rt.launch(source, ("r", "r", "rw"), (lhs.handle, rhs.handle, out.handle), info, _groups(n))
+        lhs.rt.launch(
+            source, ("r", "r", "rw"), (lhs.handle, rhs.handle, out.handle), info, _groups(n)
+        )
         return out
 
     def binary_scalar(self, op: str, p: WgpuTensor, value):
@@ -450,7 +487,17 @@ class WgpuBackend(WgpuModuleOps, Backend):
         if not arg and not serial and length > 8192 and rows < 1024:
             chunks = min(1024, -(-length // 4096))
         chunk_len = -(-length // chunks)
-        info = [rows, length, chunk_len, chunks, len(other), *other, p.offset, *ostrides, p.strides[dim]]
+        info = [
+            rows,
+            length,
+            chunk_len,
+            chunks,
+            len(other),
+            *other,
+            p.offset,
+            *ostrides,
+            p.strides[dim],
+        ]
         source = K.reduce(op, p.dtype, serial)
         if chunks == 1:
             out = self._like(p, out_shape, out_dtype)
@@ -489,7 +536,13 @@ class WgpuBackend(WgpuModuleOps, Backend):
         gy = min(total, lhs.rt.max_groups)
         gz = -(-total // gy)
         source = K.matmul(lhs.dtype, bm, bn, bk, tm, tn)
-        lhs.rt.launch(source, ("r", "r", "rw"), (lhs.handle, rhs.handle, out.handle), info, (col_tiles, gy, gz))
+        lhs.rt.launch(
+            source,
+            ("r", "r", "rw"),
+            (lhs.handle, rhs.handle, out.handle),
+            info,
+            (col_tiles, gy, gz),
+        )
 
     def sort_with_indices(self, p: WgpuTensor, dim: int, descending: bool = False):
         """A stable bitonic sort along `dim`: one launch per (k, j) step over all rows."""
@@ -515,7 +568,9 @@ class WgpuBackend(WgpuModuleOps, Backend):
             j = k // 2
             while j >= 1:
                 info = [total // 2, size, n, k, j]
-                p.rt.launch(source, ("rw", "rw"), (vals.handle, idx.handle), info, _groups(total // 2))
+                p.rt.launch(
+                    source, ("rw", "rw"), (vals.handle, idx.handle), info, _groups(total // 2)
+                )
                 j //= 2
             k *= 2
         ranges = [(0, s, 1) for s in lead] + [(0, n, 1)]

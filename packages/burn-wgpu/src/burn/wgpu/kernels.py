@@ -207,7 +207,14 @@ UNARY_FLOAT = {
 UNARY_INT = {"neg": "-x", "abs": "abs(x)", "sign": "sign(x)"}
 UNARY_BOOL = {"not": "select(1u, 0u, x != 0u)"}
 
-_CMP = {"eq": "a == b", "ne": "!(a == b)", "gt": "a > b", "ge": "a >= b", "lt": "a < b", "le": "a <= b"}
+_CMP = {
+    "eq": "a == b",
+    "ne": "!(a == b)",
+    "gt": "a > b",
+    "ge": "a >= b",
+    "lt": "a < b",
+    "le": "a <= b",
+}
 BINARY_FLOAT = {
     "add": "a + b",
     "sub": "a - b",
@@ -744,14 +751,18 @@ def matmul(dtype: DType, bm: int, bn: int, bk: int, tm: int, tn: int) -> str:
     A workgroup computes a BM x BN output tile with (BN/TN) x (BM/TM) threads; each thread
     holds TM x TN accumulators for rows `ty + i * TY` and columns `tx + j * TX` (interleaved,
     so stores are coalesced). Tiles of A and B go through workgroup memory BK at a time.
-    info = [M, N, K, batches, brank, bshape..., a_off, a_bstrides..., a_rs, a_cs, b_off, b_bstrides...,
-    b_rs, b_cs]; workgroups = (column tiles, row tiles x batches folded over y and z).
+    info = [M, N, K, batches, brank, bshape..., a_off, a_bstrides..., a_rs, a_cs, b_off,
+    b_bstrides..., b_rs, b_cs]; workgroups = (column tiles, row tiles x batches over y and z).
     """
     t, c = store(dtype), compute(dtype)
     tx, ty = bn // tn, bm // tm
     nt = tx * ty
     zero = "0.0" if dtype.is_float else "0"
-    fma = "fma(ar[i], br[j], acc[i * {tn}u + j])" if dtype.is_float else "acc[i * {tn}u + j] + ar[i] * br[j]"
+    fma = (
+        "fma(ar[i], br[j], acc[i * {tn}u + j])"
+        if dtype.is_float
+        else "acc[i * {tn}u + j] + ar[i] * br[j]"
+    )
     fma = fma.format(tn=tn)
     return (
         header([("a", t, "r"), ("b", t, "r"), ("out", t, "rw")], dtype)

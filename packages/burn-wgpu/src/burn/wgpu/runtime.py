@@ -18,9 +18,9 @@ import threading
 from dataclasses import dataclass
 
 import numpy as np
-import wgpu
-
 from burn.wgpu.device import ADAPTER_TYPES, WgpuDevice
+
+import wgpu
 
 STORAGE_USAGE = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
 MIN_BUFFER = 256
@@ -179,7 +179,9 @@ class Runtime:
             )
             if k in limits
         }
-        self.device = adapter.request_device_sync(required_features=wanted, required_limits=required)
+        self.device = adapter.request_device_sync(
+            required_features=wanted, required_limits=required
+        )
         self.queue = self.device.queue
         self.features = set(self.device.features)
         self.limits = dict(self.device.limits)
@@ -209,7 +211,8 @@ class Runtime:
         return self.adapter_type == "CPU" or "llvmpipe" in self.info.get("device", "")
 
     def describe(self) -> str:
-        return f"{self.info.get('device', '?')} ({self.adapter_type}, {self.info.get('backend_type', '?')})"
+        backend = self.info.get("backend_type", "?")
+        return f"{self.info.get('device', '?')} ({self.adapter_type}, {backend})"
 
     # ------------------------------------------------------------------ buffers
     def alloc(self, nbytes: int) -> Handle:
@@ -246,18 +249,19 @@ class Runtime:
         with self._lock:
             self._end_pass()
             self._ensure_encoder()
-            self._encoder.copy_buffer_to_buffer(src.buffer, src_offset, dst.buffer, dst_offset, nbytes)
+            self._encoder.copy_buffer_to_buffer(
+                src.buffer, src_offset, dst.buffer, dst_offset, nbytes
+            )
             self._keep += (src, dst)
             self._pending += 1
 
     # ------------------------------------------------------------------ pipelines
-    def _layout(self, access: tuple[str, ...]):
-        """Bind group layout + pipeline layout for bindings: info, then `access` per binding."""
-        entry = self._layouts.get(access)
+    def _layout(self, access: tuple[str, ...], info_last: bool = False):
+        """Bind group layout + pipeline layout: info at binding 0 (or last), then `access`."""
+        entry = self._layouts.get((access, info_last))
         if entry is None:
-            kinds = ("read-only-storage",) + tuple(
-                "storage" if a == "rw" else "read-only-storage" for a in access
-            )
+            data = tuple("storage" if a == "rw" else "read-only-storage" for a in access)
+            kinds = data + ("read-only-storage",) if info_last else ("read-only-storage",) + data
             bgl = self.device.create_bind_group_layout(
                 entries=[
                     {"binding": i, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": {"type": t}}
@@ -265,15 +269,15 @@ class Runtime:
                 ]
             )
             pl = self.device.create_pipeline_layout(bind_group_layouts=[bgl])
-            entry = self._layouts[access] = (bgl, pl)
+            entry = self._layouts[(access, info_last)] = (bgl, pl)
         return entry
 
-    def pipeline(self, source: str, access: tuple[str, ...]):
+    def pipeline(self, source: str, access: tuple[str, ...], info_last: bool = False):
         """The compiled pipeline for WGSL `source` (cached by source text and layout)."""
-        key = hashlib.sha1(source.encode() + repr(access).encode()).hexdigest()
+        key = hashlib.sha1(source.encode() + repr((access, info_last)).encode()).hexdigest()
         entry = self._pipelines.get(key)
         if entry is None:
-            bgl, pl = self._layout(access)
+            bgl, pl = self._layout(access, info_last)
             module = self.device.create_shader_module(code=source)
             pipe = self.device.create_compute_pipeline(
                 layout=pl, compute={"module": module, "entry_point": "main"}
@@ -309,12 +313,14 @@ class Runtime:
         self._arena_used = start + nbytes
         return start, nbytes
 
-    def launch(self, source: str, access, handles, info, groups) -> None:
+    def launch(self, source: str, access, handles, info, groups, info_last: bool = False) -> None:
         """Record one dispatch of `source` over `groups` workgroups.
 
         `handles` are the buffers for bindings 1.. (in `access` order), `info` the words of
         binding 0, `groups` a workgroup count (x or (x, y, z)); counts above the adapter's
         per-dimension limit are folded into y (kernels index with `num_workgroups`).
+        With `info_last`, the info words are bound after the data buffers instead (the layout
+        of custom kernels).
         """
         if isinstance(groups, int):
             groups = (groups, 1, 1)
@@ -326,11 +332,23 @@ class Runtime:
             gx = self.max_groups
         info = np.asarray(info, dtype=np.int64).astype(np.uint32)
         with self._lock:
-            pipe, bgl = self.pipeline(source, tuple(access))
+            pipe, bgl = self.pipeline(source, tuple(access), info_last)
             off, size = self._arena_slice(info)
-            entries = [{"binding": 0, "resource": {"buffer": self._arena.buffer, "offset": off, "size": size}}]
-            for i, h in enumerate(handles):
-                entries.append({"binding": i + 1, "resource": {"buffer": h.buffer, "offset": 0, "size": h.size}})
+            first = 0 if info_last else 1
+            entries = [
+                {
+                    "binding": i + first,
+                    "resource": {"buffer": h.buffer, "offset": 0, "size": h.size},
+                }
+                for i, h in enumerate(handles)
+            ]
+            info_binding = len(handles) if info_last else 0
+            entries.append(
+                {
+                    "binding": info_binding,
+                    "resource": {"buffer": self._arena.buffer, "offset": off, "size": size},
+                }
+            )
             group = self.device.create_bind_group(layout=bgl, entries=entries)
             self._ensure_encoder()
             if self._pass is None:
@@ -351,7 +369,9 @@ class Runtime:
                 return
             self._end_pass()
             if self._arena is not None and self._arena_used:
-                self.queue.write_buffer(self._arena.buffer, 0, self._arena_words[: (self._arena_used + 3) // 4])
+                self.queue.write_buffer(
+                    self._arena.buffer, 0, self._arena_words[: (self._arena_used + 3) // 4]
+                )
             self.queue.submit([self._encoder.finish()])
             self._encoder = None
             self._pending = 0
@@ -383,7 +403,11 @@ def runtime_for(device: WgpuDevice) -> Runtime:
         rt = _runtimes.get(key)
         if rt is None:
             adapter = _select_adapter(device.kind, device.index)
-            ident = (adapter.info.get("device"), adapter.info.get("backend_type"), adapter.info.get("adapter_type"))
+            ident = (
+                adapter.info.get("device"),
+                adapter.info.get("backend_type"),
+                adapter.info.get("adapter_type"),
+            )
             rt = _by_adapter.get(hash(ident))
             if rt is None:
                 rt = _by_adapter[hash(ident)] = Runtime(adapter)
