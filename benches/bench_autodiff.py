@@ -18,12 +18,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import os
-import platform
-import statistics
-import time
-from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 from burn.autodiff import Autodiff
@@ -37,24 +31,10 @@ try:
 except ImportError:
     torch = None
 
-HERE = Path(__file__).resolve().parent
+from common import machine, machine_lines, markdown_table, median_ms, ratio, write_section
+
 SECTION = "## burn-autodiff: forward and backward of small models"
 B = Autodiff(NdArray)
-
-
-def median_ms(fn: Callable[[], object] | None, repeats: int, warmup: int) -> float | None:
-    """Median milliseconds of `fn` after `warmup` calls (a pause first lets BLAS threads idle)."""
-    if fn is None:
-        return None
-    time.sleep(0.3)
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
 
 
 # ---------------------------------------------------------------------- the models
@@ -204,34 +184,11 @@ def run(repeats: int, warmup: int) -> list[list[str]]:
             median_ms(peer.forward if peer else None, repeats, warmup),
             median_ms(peer.step if peer else None, repeats, warmup),
         ]
-        ratio = "-" if times[4] is None else f"{times[2] / times[4]:.2f}"
-        row = [name, shape, *("-" if t is None else f"{t:.2f}" for t in times), ratio]
+        row = [name, shape, *("-" if t is None else f"{t:.2f}" for t in times)]
+        row.append(ratio(times[2], times[4]))
         print(" | ".join(row), flush=True)
         rows.append(row)
     return rows
-
-
-def machine() -> dict[str, str]:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    names = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
-    threads = {name: os.environ.get(name, "(unset)") for name in names}
-    return {
-        "CPU": cpu,
-        "cores usable": str(usable),
-        "load average at start": f"{os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else "?",
-        "Python": platform.python_version(),
-        "numpy": np.__version__,
-        **threads,
-        "torch": f"{torch.__version__} ({torch.get_num_threads()} threads)" if torch else "absent",
-    }
 
 
 NOTES = """How to read it:
@@ -248,55 +205,35 @@ NOTES = """How to read it:
 """
 
 
-def markdown_table(rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def write_section(path: Path, text: str) -> None:
-    """Replace this benchmark's section of RESULTS.md (or append it), leaving the rest."""
-    old = path.read_text() if path.exists() else "# Benchmark results\n"
-    if SECTION in old:
-        head, rest = old.split(SECTION, 1)
-        nxt = rest.find("\n## ")
-        tail = rest[nxt:] if nxt >= 0 else "\n"
-        new = head + text.rstrip("\n") + "\n" + tail
-    else:
-        new = old.rstrip("\n") + "\n\n" + text
-    path.write_text(new)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="3 repeats, no file written")
-    parser.add_argument("--output", type=Path, default=HERE / "RESULTS.md")
     args = parser.parse_args()
     repeats, warmup = (3, 1) if args.quick else (args.repeats, args.warmup)
 
-    info = machine()
+    info = machine(
+        torch=f"{torch.__version__} ({torch.get_num_threads()} threads)" if torch else "absent"
+    )
     for key, value in info.items():
         print(f"{key}: {value}")
     print(" | ".join(HEADER))
-    table = markdown_table(run(repeats, warmup))
+    table = markdown_table(HEADER, run(repeats, warmup))
     print()
     print(table)
     if args.quick:
         return
-    machine_lines = "\n".join(f"- {key}: {value}" for key, value in info.items())
     today = datetime.date.today().isoformat()
     write_section(
-        args.output,
-        f"{SECTION}\n\n"
+        SECTION,
         f"`benches/bench_autodiff.py`, run on {today}: median of {repeats} repeats after "
         f"{warmup} warm-up runs, times in milliseconds, float32. Ratios above 1 mean "
-        f"Autodiff(NdArray) is slower.\n\n{machine_lines}\n\n{table}\n\n{NOTES}"
+        f"Autodiff(NdArray) is slower.\n\n{machine_lines(info)}\n\n{table}\n\n{NOTES}"
         f"\nReproduce: `uv run python benches/bench_autodiff.py` (no torch columns), or with an "
         f"interpreter that has torch installed and the packages' `src` folders importable.\n",
     )
-    print(f"\nsection written to {args.output.name}")
+    print("\nsection written to RESULTS.md")
 
 
 if __name__ == "__main__":

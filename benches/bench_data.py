@@ -18,8 +18,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -27,8 +25,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+from common import machine, write_section
 
-HERE = Path(__file__).resolve().parent
 SECTION = "## burn-data: dataset reads and the DataLoader"
 
 TORCH_SCRIPT = r"""
@@ -64,25 +62,13 @@ print(json.dumps(out))
 """
 
 
-def machine() -> list[str]:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+def machine_info() -> list[str]:
+    import sqlite3
+
     import datasets
 
-    return [
-        f"- CPU: {cpu}",
-        f"- cores usable: {len(os.sched_getaffinity(0))}",
-        f"- load average at start: {os.getloadavg()[0]:.2f}",
-        f"- Python: {platform.python_version()}, numpy {np.__version__}, "
-        f"datasets {datasets.__version__}",
-        f"- SQLite: {__import__('sqlite3').sqlite_version}",
-    ]
+    info = machine(datasets=datasets.__version__, SQLite=sqlite3.sqlite_version)
+    return [f"- {key}: {value}" for key, value in info.items()]
 
 
 def rate(fn, n: int) -> float:
@@ -110,7 +96,7 @@ def main() -> None:
     from burn.data.vision.mnist import ensure_mnist_cache
 
     datasets.disable_progress_bars()
-    info = machine()
+    info = machine_info()
     work = Path(tempfile.mkdtemp(prefix="bench-data-"))
 
     start = time.perf_counter()
@@ -229,8 +215,6 @@ def main() -> None:
 
     base = reads[0][1]
     lines = [
-        SECTION,
-        "",
         f"`benches/bench_data.py`, run on {datetime.date.today()}"
         f"{' (--quick)' if args.quick else ''}.",
         "",
@@ -278,15 +262,7 @@ def main() -> None:
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write:
-        results = HERE / "RESULTS.md"
-        old = results.read_text() if results.exists() else "# Benchmark results\n"
-        if SECTION in old:  # replace our own section only
-            head, _, rest = old.partition(SECTION)
-            nxt = rest.find("\n## ")
-            old = head.rstrip() + "\n" + (rest[nxt:] if nxt >= 0 else "")
-        tmp = results.with_suffix(".md.tmp")
-        tmp.write_text(old.rstrip() + "\n\n" + text)
-        os.replace(tmp, results)
+        write_section(SECTION, text)
 
 
 if __name__ == "__main__":

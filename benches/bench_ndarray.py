@@ -16,12 +16,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import os
-import platform
-import statistics
-import time
-from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 from burn.ndarray import NdArray
@@ -33,31 +27,9 @@ try:
 except ImportError:
     torch = None
 
-HERE = Path(__file__).resolve().parent
+from common import machine, machine_lines, markdown_table, median_ms, ratio, write_section
 
-
-def median_ms(fns: list[Callable[[], object] | None], repeats: int, warmup: int) -> list:
-    """Median milliseconds of each function, timed one library after the other.
-
-    Not interleaved, and with a pause before each library: OpenBLAS and PyTorch keep their
-    worker threads spinning for a moment after a call, and on few cores the next library's
-    threads would otherwise queue behind them. Fast ops repeat until about 0.2 s has passed.
-    """
-    results = []
-    for fn in fns:
-        if fn is None:
-            results.append(None)
-            continue
-        time.sleep(0.5)
-        for _ in range(warmup):
-            fn()
-        times = []
-        while len(times) < repeats or (sum(times) < 0.2 and len(times) < 1000):
-            start = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - start)
-        results.append(statistics.median(times) * 1e3)
-    return results
+SECTION = "## burn-ndarray: NdArray against numpy and PyTorch CPU"
 
 
 def burn_tensor(array: np.ndarray) -> Tensor:
@@ -131,48 +103,14 @@ def check_agreement(rng: np.random.Generator) -> None:
     np.testing.assert_allclose(got.numpy(), im2col_conv2d(x, w, b), rtol=1e-4, atol=1e-4)
 
 
-def machine() -> dict[str, str]:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    blas = "unknown"
-    try:
-        config = np.show_config(mode="dicts")
-        info = config["Build Dependencies"]["blas"]
-        blas = f"{info.get('name', '?')} {info.get('version', '')}".strip()
-    except Exception:  # older numpy, or a build without the dict form
-        pass
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return {
-        "CPU": cpu,
-        "cores usable": str(usable),
-        "load average at start": f"{os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else "?",
-        "Python": platform.python_version(),
-        "numpy": np.__version__,
-        "BLAS": blas,
-        **{
-            name: os.environ.get(name, "(unset)")
-            for name in ("OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
-        },
-        "torch": f"{torch.__version__} ({torch.get_num_threads()} threads)" if torch else "absent",
-    }
-
-
-def ratio(a: float, b: float | None) -> str:
-    return "-" if b is None else f"{a / b:.2f}"
-
-
 def run(repeats: int, warmup: int, sizes: list[int]) -> list[list[str]]:
     rng = np.random.default_rng(0)
     check_agreement(rng)
     rows = []
     for name, shape, burn_fn, numpy_fn, torch_fn in cases(rng, sizes):
-        t_burn, t_numpy, t_torch = median_ms([burn_fn, numpy_fn, torch_fn], repeats, warmup)
+        t_burn, t_numpy, t_torch = (
+            median_ms(fn, repeats, warmup, min_seconds=0.2) for fn in (burn_fn, numpy_fn, torch_fn)
+        )
         row = [
             name,
             shape,
@@ -206,41 +144,35 @@ that has torch installed and both packages' `src` folders on `PYTHONPATH`.
 HEADER = ["op", "shape", "NdArray ms", "numpy ms", "torch ms", "NdArray/numpy", "NdArray/torch"]
 
 
-def markdown_table(rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--quick", action="store_true", help="3 repeats, no file written")
-    parser.add_argument("--output", type=Path, default=HERE / "RESULTS.md")
     args = parser.parse_args()
     repeats, warmup = (3, 1) if args.quick else (args.repeats, args.warmup)
 
-    info = machine()
+    info = machine(
+        torch=f"{torch.__version__} ({torch.get_num_threads()} threads)" if torch else "absent"
+    )
     for key, value in info.items():
         print(f"{key}: {value}")
     print(" | ".join(HEADER))
     rows = run(repeats, warmup, [256, 512, 1024, 2048])
-    table = markdown_table(rows)
+    table = markdown_table(HEADER, rows)
     print()
     print(table)
     if args.quick:
         return
-    machine_lines = "\n".join(f"- {key}: {value}" for key, value in info.items())
     today = datetime.date.today().isoformat()
-    args.output.write_text(
-        f"# Benchmark results\n\n"
+    write_section(
+        SECTION,
         f"`benches/bench_ndarray.py`, run on {today}: median of at least {repeats} repeats "
         f"(fast ops: as many as fit in 0.2 s) after {warmup} warm-up runs, times in "
         f"milliseconds, float32. Ratios above 1 mean NdArray is slower.\n\n"
-        f"{machine_lines}\n\n{table}\n\n{NOTES}"
+        f"{machine_lines(info)}\n\n{table}\n\n{NOTES}",
     )
-    print(f"\nwritten to {args.output.name}")
+    print("\nsection written to RESULTS.md")
 
 
 if __name__ == "__main__":

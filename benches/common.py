@@ -1,0 +1,105 @@
+"""What every benchmark script shares: timing, the machine's description, the results file.
+
+Scripts run as `python benches/<name>.py`, so this module is importable as `common`.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
+
+
+def median_ms(
+    fn: Callable[[], object] | None, repeats: int, warmup: int, min_seconds: float = 0.0
+) -> float | None:
+    """Median milliseconds of `fn` after `warmup` calls; None passes through (absent peer).
+
+    A pause first lets the previous library's BLAS threads go idle, which on few cores
+    would otherwise queue the next library behind them. Fast ops repeat until `min_seconds`.
+    """
+    if fn is None:
+        return None
+    time.sleep(0.3)
+    for _ in range(warmup):
+        fn()
+    times: list[float] = []
+    while len(times) < repeats or (sum(times) < min_seconds and len(times) < 1000):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
+
+
+def cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def blas_name() -> str:
+    try:
+        info = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+        return f"{info.get('name', '?')} {info.get('version', '')}".strip()
+    except Exception:  # older numpy, or a build without the dict form
+        return "unknown"
+
+
+def machine(**extra: str) -> dict[str, str]:
+    """The facts a reader needs to compare runs: CPU, cores, load, versions, thread settings."""
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    threads = ("OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
+    return {
+        "CPU": cpu_name(),
+        "cores usable": str(usable),
+        "load average at start": f"{os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else "?",
+        "Python": platform.python_version(),
+        "numpy": np.__version__,
+        "BLAS": blas_name(),
+        **{name: os.environ.get(name, "(unset)") for name in threads},
+        **extra,
+    }
+
+
+def machine_lines(info: dict[str, str]) -> str:
+    return "\n".join(f"- {key}: {value}" for key, value in info.items())
+
+
+def markdown_table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def ratio(a: float | None, b: float | None) -> str:
+    return "-" if a is None or b is None else f"{a / b:.2f}"
+
+
+def write_section(section: str, body: str, path: Path = RESULTS) -> None:
+    """Replace the `section` heading's part of RESULTS.md (or append it), atomically.
+
+    Each benchmark owns one `## ...` section, so running one never erases another's numbers.
+    """
+    old = path.read_text() if path.exists() else "# Benchmark results\n"
+    text = f"{section}\n\n{body.strip()}\n"
+    if section in old:
+        head, _, rest = old.partition(section)
+        nxt = rest.find("\n## ")
+        tail = rest[nxt:] if nxt >= 0 else ""
+        new = head.rstrip() + "\n\n" + text + tail
+    else:
+        new = old.rstrip() + "\n\n" + text
+    tmp = path.with_suffix(".md.tmp")
+    tmp.write_text(new)
+    os.replace(tmp, path)
