@@ -194,6 +194,7 @@ class TinyBackend(Backend):
         float_dtype=DType.F32,
         int_dtype=DType.I64,
     )
+    host_memory = True  # buffers are numpy arrays: index values can be checked cheaply
 
     def device(self, *args, **kwargs) -> TinyDevice:
         return _DEVICE

@@ -75,7 +75,7 @@ class AutodiffBackend(ModuleRules, Backend):
         self.checkpointing = checkpointing or NoCheckpointing()
         self.name = f"autodiff({inner.name})"
         self.capabilities = inner.capabilities
-        self.host_memory = getattr(inner, "host_memory", False)
+        self.host_memory = inner.host_memory
 
     # ------------------------------------------------------------------ identity
     def inner(self) -> Backend:

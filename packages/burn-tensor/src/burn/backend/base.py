@@ -23,10 +23,14 @@ class Backend(PrimitiveOps, FloatTensorOps, IntTensorOps, BoolTensorOps, ModuleO
     Class attributes to set:
         name: the registry name (`"ndarray"`).
         capabilities: a `Capabilities` (dtypes, default float/int dtypes).
+        host_memory: True when primitives live in host memory, so reading them is cheap; the
+            Tensor API then checks index values (gather, select, embedding...) and raises
+            `OutOfRangeError` instead of leaving out-of-range indices to the backend.
     """
 
     name: str = "backend"
     capabilities: Capabilities = Capabilities()
+    host_memory: bool = False
 
     def device(self, *args, **kwargs) -> Device:
         """The backend's default device (backends may accept a selector)."""

@@ -402,7 +402,7 @@ def embedding(weights: Tensor, indices: Tensor) -> Tensor:
         raise KindError(f"{op}: indices must be an Int tensor, got {kind}")
     idx = weights._peer(indices, op, Int)
     n = weights.dims()[0]
-    if indices.num_elements() and getattr(weights.backend, "host_memory", False):
+    if indices.num_elements() and weights.backend.host_memory:
         data = indices.to_data().array
         lo, hi = data.min(), data.max()
         if lo < 0 or hi >= n:

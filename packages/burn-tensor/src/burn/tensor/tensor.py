@@ -863,7 +863,7 @@ class Tensor:
 
     def _check_index_range(self, indices: Tensor, size: int, op: str) -> None:
         """Index bounds are checked where the backend keeps data on the host."""
-        if indices.num_elements() == 0 or not getattr(self.backend, "host_memory", False):
+        if indices.num_elements() == 0 or not self.backend.host_memory:
             return
         data = indices.to_data().array
         lo, hi = data.min(), data.max()
