@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -38,6 +37,7 @@ from burn.record import (
     SensitiveCompactRecorder,
 )
 from burn.tensor import Tensor, TensorData
+from common import machine, machine_lines, write_section
 
 try:
     import torch
@@ -174,11 +174,12 @@ def main() -> int:
         f"of {args.repeats} runs (gzip: 1 run), seconds. Every save is synced to disk (the "
         "recorders write atomically with fsync; the torch.save timing includes an fsync too).",
         "",
-        f"- CPU: {platform.processor() or platform.machine()} ({_cpu_name()}), cores usable: "
-        f"{len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count()}",
-        f"- Python {platform.python_version()}, numpy {np.__version__}"
-        + (f", torch {torch.__version__}" if torch is not None else ", torch not installed")
-        + ("" if safetensors_numpy is not None else ", safetensors not installed"),
+        machine_lines(
+            machine(
+                torch=torch.__version__ if torch is not None else "not installed",
+                safetensors="installed" if safetensors_numpy is not None else "not installed",
+            )
+        ),
         "",
         "| format | save s | load s | file MB | save / torch | load / torch |",
         "|---|---|---|---|---|---|",
@@ -213,29 +214,11 @@ def main() -> int:
         "",
         "Reproduce: `uv run python benches/bench_record.py` (add `--params 10e6` for a quick run).",
     ]
-    text = "\n".join(lines) + "\n"
-    print(text)
+    text = "\n".join(lines[2:]) + "\n"
+    print(SECTION + "\n\n" + text)
     if not args.no_write:
-        results = HERE / "RESULTS.md"
-        old = results.read_text() if results.exists() else "# Benchmark results\n"
-        if SECTION in old:  # replace our own section only
-            head, _, rest = old.partition(SECTION)
-            nxt = rest.find("\n## ")
-            old = head.rstrip() + "\n" + (rest[nxt:] if nxt >= 0 else "")
-        tmp = results.with_suffix(".md.tmp")
-        tmp.write_text(old.rstrip() + "\n\n" + text)
-        os.replace(tmp, results)
+        write_section(SECTION, text)
     return 0
-
-
-def _cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown"
 
 
 if __name__ == "__main__":
