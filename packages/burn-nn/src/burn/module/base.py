@@ -94,6 +94,9 @@ class Module:
     """Base class of modules: subclass it and set `Param`s and submodules as attributes.
 
     ```python
+    from burn.module import Module, Param
+    from burn.tensor import Tensor
+
     class Linear(Module):
         def __init__(self, weight: Tensor, bias: Tensor | None):
             self.weight = Param(weight)
