@@ -1,12 +1,145 @@
-"""Matmul tile selection (autotuned later)."""
+"""Matmul autotune: time candidate tile shapes once per device and shape class, keep the winner.
+
+A *shape class* rounds each of m, n, k up to a power of two (and notes whether there is a batch),
+so a model's many similar matmuls share one measurement. The first matmul of a class on a device
+runs every candidate a few times on its real operands (the output of the last run is the one
+returned, so nothing is wasted but time) and records the fastest; the table is saved under the
+user cache directory with an atomic write (temporary file + rename), keyed by adapter, so later
+processes skip the measurement.
+
+Small problems skip tuning altogether: there, launch overhead dominates and the small tile is
+best. `BURN_WGPU_AUTOTUNE=0` turns tuning off (the heuristic choice is used).
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+# (BM, BN, BK, TM, TN): output tile, depth of a k step, per-thread register block.
 SMALL = (16, 16, 8, 2, 2)
 MEDIUM = (64, 64, 16, 4, 4)
+CANDIDATES = (
+    MEDIUM,
+    (64, 64, 8, 4, 4),
+    (128, 64, 8, 8, 4),
+    (128, 128, 8, 8, 8),
+    (32, 32, 16, 2, 2),
+)
+TUNE_MIN_FLOPS = 2 * 256**3  # below this, launch overhead dominates: no tuning
+REPEATS = 3
+
+_lock = threading.Lock()
+_tables: dict[str, dict[str, list[int]]] = {}
+
+
+def cache_dir() -> Path:
+    """Where tuning results live: $BURN_CACHE_DIR, else the platform's user cache dir."""
+    root = os.environ.get("BURN_CACHE_DIR")
+    if root:
+        return Path(root)
+    if os.name == "nt":
+        base = Path(os.environ.get("LOCALAPPDATA", Path.home() / "AppData" / "Local"))
+    elif os.uname().sysname == "Darwin":
+        base = Path.home() / "Library" / "Caches"
+    else:
+        base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    return base / "burn"
+
+
+def _device_key(rt) -> str:
+    info = rt.info
+    raw = f"{info.get('device', '')}-{info.get('backend_type', '')}-{info.get('vendor_id', '')}"
+    return "".join(c if c.isalnum() else "_" for c in raw)
+
+
+def _path(rt) -> Path:
+    return cache_dir() / "wgpu-autotune" / f"matmul-{_device_key(rt)}.json"
+
+
+def _table(rt) -> dict[str, list[int]]:
+    key = _device_key(rt)
+    table = _tables.get(key)
+    if table is None:
+        try:
+            table = json.loads(_path(rt).read_text())
+        except (OSError, ValueError):
+            table = {}
+        _tables[key] = table
+    return table
+
+
+def _save(rt, table: dict) -> None:
+    """Write the table atomically: a crash mid-write leaves the previous file intact."""
+    path = _path(rt)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".matmul-", suffix=".json")
+        with os.fdopen(fd, "w") as f:
+            json.dump(table, f, indent=1, sort_keys=True)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only cache only costs a re-tune next time
+
+
+def shape_class(dtype, m: int, n: int, k: int, batches: int) -> str:
+    def up(x: int) -> int:
+        return 1 << max(0, (x - 1).bit_length())
+
+    return f"{dtype.value}-{up(m)}x{up(n)}x{up(k)}-{'b' if batches > 1 else '1'}"
+
+
+def heuristic(m: int, n: int) -> tuple[int, ...]:
+    return SMALL if m * n <= 64 * 64 else MEDIUM
+
+
+def _fits(rt, cfg) -> bool:
+    bm, bn, bk, tm, tn = cfg
+    threads = (bm // tm) * (bn // tn)
+    shared = (bm + bn) * bk * 4
+    return threads <= int(
+        rt.limits.get("max-compute-invocations-per-workgroup", 256)
+    ) and shared <= int(rt.limits.get("max-compute-workgroup-storage-size", 16384))
+
+
+def enabled() -> bool:
+    return os.environ.get("BURN_WGPU_AUTOTUNE", "1") not in ("0", "false", "no")
 
 
 def matmul_config(backend, rt, dtype, m: int, n: int, k: int, batches: int):
-    if m * n <= 64 * 64:
-        return SMALL
-    return MEDIUM
+    """The tile shape for this matmul: cached, tuned now, or the heuristic for small ones."""
+    if not enabled() or 2 * m * n * k * batches < TUNE_MIN_FLOPS:
+        return heuristic(m, n)
+    table = _table(rt)
+    key = shape_class(dtype, m, n, k, batches)
+    found = table.get(key)
+    if found is not None:
+        return tuple(found)
+    return None  # the caller tunes on its operands
+
+
+def tune(backend, rt, dtype, lhs, rhs, out, batch, m: int, n: int, k: int) -> tuple[int, ...]:
+    """Time every candidate on the real operands; record and return the fastest."""
+    best, best_time = None, float("inf")
+    for cfg in CANDIDATES:
+        if not _fits(rt, cfg):
+            continue
+        backend._matmul_launch(lhs, rhs, out, batch, cfg)  # warm-up (and compile)
+        rt.sync()
+        start = time.perf_counter()
+        for _ in range(REPEATS):
+            backend._matmul_launch(lhs, rhs, out, batch, cfg)
+        rt.sync()
+        elapsed = time.perf_counter() - start
+        if elapsed < best_time:
+            best, best_time = cfg, elapsed
+    # The last candidate's output is as correct as the winner's: any config computes the product.
+    with _lock:
+        table = _table(rt)
+        table[shape_class(dtype, m, n, k, int(out.numel // max(1, m * n)))] = list(best)
+        _save(rt, table)
+    return best

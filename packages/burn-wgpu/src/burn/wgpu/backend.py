@@ -509,7 +509,7 @@ class WgpuBackend(WgpuModuleOps, Backend):
         return self.reshape(self.reduce(op, partial, 1), out_shape)
 
     def matmul(self, lhs: WgpuTensor, rhs: WgpuTensor):
-        from burn.wgpu.autotune import matmul_config
+        from burn.wgpu import autotune
 
         a, b = lhs.shape, rhs.shape
         m, k, n = a[-2], a[-1], b[-1]
@@ -520,8 +520,11 @@ class WgpuBackend(WgpuModuleOps, Backend):
             return out
         if k == 0:
             return self.full(out.shape, 0, lhs.dtype, lhs.device)
-        cfg = matmul_config(self, lhs.rt, lhs.dtype, m, n, k, batches)
-        self._matmul_launch(lhs, rhs, out, batch, cfg)
+        cfg = autotune.matmul_config(self, lhs.rt, lhs.dtype, m, n, k, batches)
+        if cfg is None:  # first of its shape class on this device: tuning computes `out`
+            autotune.tune(self, lhs.rt, lhs.dtype, lhs, rhs, out, batch, m, n, k)
+        else:
+            self._matmul_launch(lhs, rhs, out, batch, cfg)
         return out
 
     def _matmul_launch(self, lhs, rhs, out, batch, cfg) -> None:

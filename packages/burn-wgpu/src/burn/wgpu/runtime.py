@@ -33,7 +33,7 @@ class NoAdapterError(RuntimeError):
 
 
 def size_class(nbytes: int) -> int:
-    """The pooled size for a request: the next of 2^k or 1.5 * 2^k (at most 33% waste)."""
+    """The pooled size for a request: the next of 2^k or 1.5 * 2^k (under 50% waste)."""
     n = max(MIN_BUFFER, (nbytes + 3) & ~3)
     power = 1 << (n - 1).bit_length()
     three_quarters = power // 4 * 3
@@ -200,6 +200,7 @@ class Runtime:
         self._arena_words = np.zeros(ARENA_BYTES // 4, dtype=np.uint32)
         self._arena_used = 0
         self.launches = 0
+        self._fence = None
 
     # ------------------------------------------------------------------ description
     @property
@@ -382,10 +383,16 @@ class Runtime:
             self._arena_used = 0
 
     def sync(self) -> None:
-        """Submit and wait until the GPU is idle."""
+        """Submit and wait until the GPU has done everything recorded so far.
+
+        Waits by reading a few bytes back (a read completes only after all earlier work), which
+        works on every wgpu version.
+        """
         with self._lock:
             self.flush()
-            self.queue.on_submitted_work_done_sync()
+            if self._fence is None:
+                self._fence = self.alloc(MIN_BUFFER)
+            self.queue.read_buffer(self._fence.buffer, 0, 4)
 
 
 _runtimes: dict[tuple, Runtime] = {}

@@ -1,0 +1,184 @@
+"""The Wgpu runtime: devices, dtypes, views, the buffer pool, batching, pipelines, autotune."""
+
+from __future__ import annotations
+
+import gc
+import json
+
+import numpy as np
+import pytest
+from burn.tensor import DType, DTypeError, Tensor, TensorData
+from burn.wgpu import Wgpu, WgpuDevice, autotune
+from burn.wgpu.runtime import BufferPool, size_class
+
+
+def t(values, dtype=None):
+    return Tensor.from_data(np.asarray(values, dtype=np.float32), Wgpu.device(), dtype)
+
+
+def test_devices_compare_by_value_and_name_burns_variants():
+    assert WgpuDevice.DiscreteGpu(1) == WgpuDevice.DiscreteGpu(1)
+    assert WgpuDevice.DiscreteGpu(0) != WgpuDevice.IntegratedGpu(0)
+    assert repr(WgpuDevice.VirtualGpu(2)) == "WgpuDevice.VirtualGpu(2)"
+    assert Wgpu.device() is WgpuDevice.BestAvailable
+    assert WgpuDevice.BestAvailable.backend is Wgpu
+
+
+def test_capabilities_have_no_64_bit_types():
+    caps = Wgpu.capabilities
+    assert caps.int_dtype is DType.I32 and caps.float_dtype is DType.F32
+    assert not caps.supports(DType.F64) and not caps.supports(DType.I64)
+    with pytest.raises(DTypeError, match="f64"):
+        Tensor.from_data(np.zeros(3), Wgpu.device(), DType.F64)
+    with pytest.raises(DTypeError):
+        t([1.0]).cast(DType.I64)
+
+
+def test_software_adapter_is_never_the_default():
+    rt = Wgpu.runtime()
+    if rt.is_software:
+        assert Wgpu.priority() == -1
+    else:
+        assert Wgpu.priority() >= 1
+
+
+def test_layout_ops_are_views_sharing_the_buffer():
+    x = t(np.arange(24).reshape(2, 3, 4))
+    p = x.primitive
+    for view in (
+        x.permute([2, 0, 1]),
+        x.swap_dims(0, 2),
+        x.slice([(0, 2), (1, 3)]),
+        x.reshape([6, 4]),
+    ):
+        assert view.primitive.handle is p.handle
+    wide = t([[1.0], [2.0]]).expand([2, 5])
+    assert wide.primitive.strides[1] == 0
+    np.testing.assert_array_equal(
+        x.permute([2, 0, 1]).to_data().array, np.arange(24).reshape(2, 3, 4).transpose(2, 0, 1)
+    )
+
+
+def test_reshape_of_a_strided_view_copies():
+    x = t(np.arange(6).reshape(2, 3)).transpose()
+    y = x.reshape([6])
+    assert y.primitive.handle is not x.primitive.handle
+    np.testing.assert_array_equal(y.to_data().array, [0, 3, 1, 4, 2, 5])
+
+
+def test_size_classes_waste_at_most_half():
+    for n in (1, 255, 256, 257, 1000, 4097, 10**6):
+        c = size_class(n)
+        assert c >= n and c % 4 == 0
+        assert c <= max(256, n * 3 // 2 + 4)
+
+
+def test_pool_reuses_freed_buffers_and_stays_bounded():
+    rt = Wgpu.runtime()
+    pool = BufferPool(rt.device, max_free_bytes=4096)
+    h = pool.acquire(1000)
+    buf = h.buffer
+    del h
+    gc.collect()
+    again = pool.acquire(900)  # same size class
+    assert again.buffer is buf and pool.stats.reused == 1
+    handles = [pool.acquire(2048) for _ in range(4)]
+    del handles, again
+    gc.collect()
+    assert pool.stats.free_bytes <= 4096 and pool.stats.destroyed >= 1
+
+
+def test_work_is_batched_until_a_read():
+    rt = Wgpu.runtime()
+    x = t(np.ones((4, 4)))
+    rt.flush()
+    y = x
+    for _ in range(10):
+        y = y + 1.0
+    assert rt._pending == 10  # recorded, nothing submitted or waited for
+    assert y.to_data().array[0, 0] == 11.0
+    assert rt._pending == 0
+
+
+def test_pipelines_are_shared_across_shapes_and_ranks():
+    rt = Wgpu.runtime()
+    (t(np.ones(3)) * 2.0).to_data()
+    count = rt.pipeline_count
+    (t(np.ones((2, 5, 7))) * 3.0).to_data()
+    (t(np.ones((9, 1))).swap_dims(0, 1) * 4.0).to_data()
+    assert rt.pipeline_count == count
+
+
+def test_int_division_truncates_and_remainder_takes_the_divisor_sign():
+    a = Tensor.from_data(np.array([7, -7, 7, -7], np.int32), Wgpu.device())
+    b = Tensor.from_data(np.array([2, 2, -2, -2], np.int32), Wgpu.device())
+    np.testing.assert_array_equal((a / b).to_data().array, [3, -3, -3, 3])
+    np.testing.assert_array_equal((a % b).to_data().array, [1, 1, -1, -1])
+    np.testing.assert_array_equal(t([1.7, -1.7, 2.5]).int().to_data().array, [1, -1, 2])
+
+
+def test_random_is_reproducible_after_seed():
+    from burn.tensor import Distribution
+
+    Wgpu.seed(5)
+    a = Wgpu.random((1000,), Distribution.Default, DType.F32, Wgpu.device())
+    b = Wgpu.random((1000,), Distribution.Default, DType.F32, Wgpu.device())
+    Wgpu.seed(5)
+    c = Wgpu.random((1000,), Distribution.Default, DType.F32, Wgpu.device())
+    va, vb, vc = (Wgpu.into_data(p).array for p in (a, b, c))
+    np.testing.assert_array_equal(va, vc)
+    assert not np.array_equal(va, vb)
+    assert 0.0 <= va.min() and va.max() < 1.0 and abs(va.mean() - 0.5) < 0.05
+    n = Wgpu.into_data(
+        Wgpu.random((20000,), Distribution.Normal(2.0, 3.0), DType.F32, Wgpu.device())
+    ).array
+    assert abs(n.mean() - 2.0) < 0.1 and abs(n.std() - 3.0) < 0.1
+
+
+def test_long_reductions_split_into_chunks():
+    values = np.random.default_rng(0).normal(size=50_000).astype(np.float32)
+    x = t(values)
+    np.testing.assert_allclose(
+        float(x.sum().into_scalar()), values.astype(np.float64).sum(), rtol=1e-4, atol=1e-2
+    )
+    assert float(x.max().into_scalar()) == values.max()
+    assert int(x.argmax(0).into_scalar()) == int(values.argmax())
+
+
+def test_sort_is_stable_and_handles_long_rows():
+    values = np.random.default_rng(1).integers(0, 50, size=(3, 1000)).astype(np.float32)
+    out, idx = t(values).sort_with_indices(1)
+    np.testing.assert_array_equal(idx.to_data().array, np.argsort(values, axis=1, kind="stable"))
+    np.testing.assert_array_equal(out.to_data().array, np.sort(values, axis=1))
+
+
+def test_matmul_autotune_caches_the_winner_on_disk(tmp_path, monkeypatch):
+    monkeypatch.setenv("BURN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(autotune, "_tables", {})
+    rng = np.random.default_rng(2)
+    a, b = (
+        rng.normal(size=(300, 260)).astype(np.float32),
+        rng.normal(size=(260, 250)).astype(np.float32),
+    )
+    out = t(a) @ t(b)
+    np.testing.assert_allclose(out.to_data().array, a @ b, rtol=1e-3, atol=1e-3)
+    files = list((tmp_path / "wgpu-autotune").glob("*.json"))
+    assert len(files) == 1
+    table = json.loads(files[0].read_text())
+    assert list(table) == ["f32-512x256x512-1"]
+    assert tuple(table["f32-512x256x512-1"]) in autotune.CANDIDATES
+    calls = []
+    monkeypatch.setattr(autotune, "tune", lambda *a, **k: calls.append(a))
+    monkeypatch.setattr(autotune, "_tables", {})  # a new process: read back from disk
+    (t(a) @ t(b)).to_data()
+    assert calls == []
+
+
+def test_f16_when_the_adapter_has_it():
+    if not Wgpu.capabilities.supports(DType.F16):
+        pytest.skip("adapter without shader-f16")
+    x = Tensor.from_data(
+        TensorData(np.array([1.5, -2.25, 3.0], np.float16)), Wgpu.device(), DType.F16
+    )
+    assert x.dtype is DType.F16
+    np.testing.assert_array_equal((x * 2.0).to_data().array, np.array([3.0, -4.5, 6.0], np.float16))
