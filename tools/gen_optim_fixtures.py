@@ -300,8 +300,14 @@ def loss_fixtures() -> None:
             t[np.isin(targets, pads)] = -100
         w = torch.tensor(weight) if weight is not None else None
         if probs:
+            # cross-entropy of probabilities: -sum_c w_c q_c log p_c over the weight of the
+            # targets (F.cross_entropy(log p) would renormalise p and change the gradient)
             p = torch.tensor(F.softmax(torch.tensor(logits), 1).numpy(), requires_grad=True)
-            loss = F.cross_entropy(torch.log(p), t, weight=w, label_smoothing=smoothing)
+            classes = p.shape[1]
+            q = F.one_hot(torch.tensor(targets), classes).double()
+            q = q * (1 - smoothing) + smoothing / classes
+            wc = w if w is not None else torch.ones(classes, dtype=torch.float64)
+            loss = -(q * torch.log(p) * wc).sum() / wc[torch.tensor(targets)].sum()
             wrt, x = p, p.detach().numpy()
         else:
             loss = F.cross_entropy(z, t, weight=w, label_smoothing=smoothing)

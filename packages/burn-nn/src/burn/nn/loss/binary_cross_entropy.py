@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from burn.nn._config import config
+from burn.nn.loss._weights import weights_for
 from burn.tensor import Tensor
 from burn.tensor.activation import log_sigmoid
 from burn.tensor.errors import ShapeError
@@ -38,7 +39,9 @@ class BinaryCrossEntropyLossConfig:
             if not all(w > 0 for w in self.weights):
                 raise ValueError("BinaryCrossEntropyLossConfig: weights must all be positive")
             weights = Tensor.from_data([float(w) for w in self.weights], device)
-        return BinaryCrossEntropyLoss(weights, self.smoothing, self.logits)
+        loss = BinaryCrossEntropyLoss(weights, self.smoothing, self.logits)
+        loss._weight_values = None if self.weights is None else [float(w) for w in self.weights]
+        return loss
 
 
 class BinaryCrossEntropyLoss:
@@ -54,6 +57,7 @@ class BinaryCrossEntropyLoss:
         self.weights = weights
         self.smoothing = smoothing
         self.logits = logits
+        self._weight_values: list[float] | None = None
 
     def forward(self, logits: Tensor, targets: Tensor) -> Tensor:
         if logits.dims() != targets.dims():
@@ -75,10 +79,7 @@ class BinaryCrossEntropyLoss:
             loss = (y * log_p + (1.0 - y) * log_q).neg()
 
         if self.weights is not None:
-            weights = self.weights
-            if weights.backend is not logits.backend:
-                weights = Tensor.from_data(weights.to_data(), logits.device())
-            weights = weights.cast(logits.dtype)
+            weights = weights_for(self.weights, self._weight_values, logits)
             if len(shape) > 1:
                 if weights.dims() != [shape[-1]]:
                     raise ShapeError(

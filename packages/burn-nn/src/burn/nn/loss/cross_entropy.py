@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from burn.nn._config import config
+from burn.nn.loss._weights import weights_for
 from burn.tensor import Tensor
 from burn.tensor.activation import log_softmax
 from burn.tensor.errors import ShapeError
@@ -40,7 +41,9 @@ class CrossEntropyLossConfig:
                 raise ValueError("CrossEntropyLossConfig: weights must all be positive")
             weights = Tensor.from_data([float(w) for w in self.weights], device)
         pad = list(self.pad_tokens) if self.pad_tokens is not None else None
-        return CrossEntropyLoss(pad, weights, self.smoothing, self.logits)
+        loss = CrossEntropyLoss(pad, weights, self.smoothing, self.logits)
+        loss._weight_values = None if self.weights is None else [float(w) for w in self.weights]
+        return loss
 
 
 class CrossEntropyLoss:
@@ -61,6 +64,7 @@ class CrossEntropyLoss:
         self.weights = weights
         self.smoothing = smoothing
         self.logits = logits
+        self._weight_values: list[float] | None = None
 
     def forward(self, logits: Tensor, targets: Tensor) -> Tensor:
         """The mean loss as a one-element tensor."""
@@ -112,10 +116,7 @@ class CrossEntropyLoss:
             raise ShapeError(
                 f"CrossEntropyLoss: {self.weights.dims()[0]} class weights for {classes} classes"
             )
-        weights = self.weights
-        if weights.backend is not logits.backend:
-            weights = Tensor.from_data(weights.to_data(), logits.device())
-        return weights.cast(logits.dtype)
+        return weights_for(self.weights, self._weight_values, logits)
 
     def _keep(self, targets: Tensor, dtype) -> Tensor | None:
         """1.0 for rows that count, 0.0 for rows whose target is a pad token."""
