@@ -170,6 +170,12 @@ class WgpuBackend(WgpuModuleOps, Backend):
     def display_name(self) -> str:
         return "Wgpu"
 
+    def unavailable_reason(self) -> str | None:
+        """Why this machine cannot run Wgpu (no adapter), or None; the test suite skips on it."""
+        from burn.wgpu.runtime import adapter_available
+
+        return adapter_available()
+
     def runtime(self, device=None) -> Runtime:
         return runtime_for(device or WgpuDevice.BestAvailable)
 
