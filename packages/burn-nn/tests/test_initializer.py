@@ -136,3 +136,21 @@ def test_bounds_agree_with_torch_init():
     torch.nn.init.xavier_normal_(w)  # fan_in 300, fan_out 400
     ours = draw(Initializer.XavierNormal(1.0), (400, 300), fan_in=300, fan_out=400)
     assert ours.std() == pytest.approx(w.std().item(), rel=0.02)
+
+
+def test_initializers_save_and_load_inside_a_config():
+    from burn.config import ConfigError, config
+
+    @config
+    class LayerConfig:
+        d: int
+        initializer: Initializer = Initializer.KaimingUniform(1 / math.sqrt(3))
+
+    for init in (Initializer.Ones, Initializer.Constant(0.5), Initializer.XavierNormal(2.0)):
+        cfg = LayerConfig(3).with_initializer(init)
+        assert LayerConfig.from_json(cfg.to_json()) == cfg
+    assert LayerConfig(1).to_dict()["initializer"] == {
+        "KaimingUniform": {"gain": 1 / math.sqrt(3), "fan_out_only": False}
+    }
+    with pytest.raises(ConfigError, match="unknown variant"):
+        LayerConfig.from_dict({"d": 1, "initializer": {"Orthogonal": {}}})

@@ -309,3 +309,9 @@ def test_optimizer_matches_torch_live():
         np.testing.assert_allclose(
             model.weight.val().to_data().as_array(), wt.detach().numpy(), rtol=1e-9, err_msg=name
         )
+
+
+def test_clipping_config_saves_as_burn_does():
+    config = AdamConfig().with_grad_clipping(GradientClippingConfig.Value(0.5))
+    assert config.to_dict()["grad_clipping"] == {"Value": 0.5}
+    assert AdamConfig.from_json(config.to_json()) == config

@@ -34,3 +34,57 @@ def _fallback(cls):
 def config(cls):
     """Declare a config class: annotated fields, defaults, `with_<field>()` copies."""
     return (_config or _fallback)(cls)
+
+
+try:  # pragma: no cover
+    from burn.config import Config as _ConfigBase
+    from burn.config import ConfigError as _ConfigError
+except ImportError:  # pragma: no cover
+    _ConfigBase = object
+    _ConfigError = ValueError
+
+
+class Variants(_ConfigBase):
+    """Base of an enum-like config whose variants carry data (Burn's `#[derive(Config)] enum`).
+
+    A variant is saved as `{"VariantName": payload}`: its fields as an object, or its single
+    value for a one-field variant marked `_newtype = True`, as serde writes Rust enums. The base
+    class lists its variants in `_variants` so nested configs load back to the right class.
+    """
+
+    _variants: dict[str, type] = {}
+    _newtype = False
+
+    def _fields(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    def to_dict(self) -> dict:
+        fields = self._fields()
+        if self._newtype:
+            (value,) = fields.values()
+            return {type(self).__name__: value}
+        return {type(self).__name__: fields}
+
+    @classmethod
+    def _from_dict(cls, data, where: str):
+        if not isinstance(data, dict) or len(data) != 1:
+            names = sorted(cls._variants)
+            raise _ConfigError(f"{where}: expected one of {names} as {{name: value}}, got {data!r}")
+        ((name, payload),) = data.items()
+        variant = cls._variants.get(name)
+        if variant is None or not issubclass(variant, cls):
+            raise _ConfigError(
+                f"{where}: unknown variant {name!r} (expected one of {sorted(cls._variants)})"
+            )
+        if variant._newtype:
+            return variant(payload)
+        if not isinstance(payload, dict):
+            raise _ConfigError(f"{where}.{name}: expected an object of fields, got {payload!r}")
+        try:
+            return variant(**payload)
+        except TypeError as e:
+            raise _ConfigError(f"{where}.{name}: {e}") from None
+
+    @classmethod
+    def from_dict(cls, data: dict):
+        return cls._from_dict(data, cls.__name__)

@@ -14,11 +14,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from burn.nn._config import Variants
 from burn.tensor import Distribution, Tensor
 
 
-class Initializer:
-    """Base of the variants; `init(shape, device, fan_in, fan_out)` draws a Float tensor."""
+class Initializer(Variants):
+    """Base of the variants; `init(shape, device, fan_in, fan_out)` draws a Float tensor.
+
+    Initializers are config values: a layer config holding one saves it as JSON
+    (`{"KaimingUniform": {"gain": 0.577, "fan_out_only": false}}`) and loads it back.
+    """
 
     def init(
         self, shape, device=None, fan_in: int | None = None, fan_out: int | None = None, dtype=None
@@ -161,6 +166,20 @@ class XavierNormal(Initializer):
         return Tensor.random(shape, Distribution.Normal(0.0, std), device, dtype)
 
 
+Initializer._variants = {
+    cls.__name__: cls
+    for cls in (
+        Constant,
+        Ones,
+        Zeros,
+        Uniform,
+        Normal,
+        KaimingUniform,
+        KaimingNormal,
+        XavierUniform,
+        XavierNormal,
+    )
+}
 Initializer.Constant = Constant
 Initializer.Ones = Ones()
 Initializer.Zeros = Zeros()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from burn.nn._config import Variants
 from burn.tensor import Tensor
 
 
@@ -45,8 +46,13 @@ GradientClipping.Value = ClipByValue
 GradientClipping.Norm = ClipByNorm
 
 
-class GradientClippingConfig:
-    """`GradientClippingConfig.Value(threshold)` or `GradientClippingConfig.Norm(max_norm)`."""
+class GradientClippingConfig(Variants):
+    """`GradientClippingConfig.Value(threshold)` or `GradientClippingConfig.Norm(max_norm)`.
+
+    Saved as Burn writes it: `{"Value": 1.0}` or `{"Norm": 1.0}`.
+    """
+
+    _newtype = True
 
     def init(self) -> GradientClipping:
         raise NotImplementedError
@@ -70,5 +76,6 @@ class _NormConfig(GradientClippingConfig):
 
 _ValueConfig.__name__ = _ValueConfig.__qualname__ = "Value"
 _NormConfig.__name__ = _NormConfig.__qualname__ = "Norm"
+GradientClippingConfig._variants = {"Value": _ValueConfig, "Norm": _NormConfig}
 GradientClippingConfig.Value = _ValueConfig
 GradientClippingConfig.Norm = _NormConfig
