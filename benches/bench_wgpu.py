@@ -31,7 +31,7 @@ import time
 
 import numpy as np
 from burn.autodiff import Autodiff
-from burn.tensor import DType, Int, Tensor, TensorData, activation
+from burn.tensor import Int, Tensor, TensorData, activation
 from burn.tensor.module import adaptive_avg_pool2d, conv2d
 from burn.wgpu import Wgpu
 
@@ -319,7 +319,7 @@ def main() -> None:
     header = ["benchmark", "unit", "Wgpu", "torch (fp32)", "Wgpu / torch", "torch TF32"]
     lines = [
         f"Wgpu on {rt.describe()}; peer: {peer}; {datetime.date.today().isoformat()}",
-        f"{'quick sizes' if args.quick else 'full sizes'}; the CNN row's ratio is torch time / Wgpu time",
+        f"{'quick' if args.quick else 'full'} sizes; the CNN row's ratio is torch time / Wgpu time",
         "",
         "| " + " | ".join(header) + " |",
         "|" + "|".join("---" for _ in header) + "|",
