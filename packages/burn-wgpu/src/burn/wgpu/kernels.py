@@ -852,3 +852,111 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
 }}
 """
     )
+
+
+# ====================================================================== convolution
+_CONV_LAYOUT = """
+// info = [total, nd, N, C, taps, kernel[nd], out[nd], stride[nd], dilation[nd], padding[nd],
+//         size[nd], src offset, src strides..., extra...]
+fn kb() -> u32 { return 5u; }
+fn ob() -> u32 { return 5u + info[1]; }
+fn sb() -> u32 { return 5u + 2u * info[1]; }
+fn db() -> u32 { return 5u + 3u * info[1]; }
+fn pb() -> u32 { return 5u + 4u * info[1]; }
+fn zb() -> u32 { return 5u + 5u * info[1]; }
+fn src_at() -> u32 { return 5u + 6u * info[1]; }
+"""
+
+
+def im2col(dtype: DType) -> str:
+    """`x [N, C, *size]` (strided) -> `[N, C, taps, *out]`: what each kernel tap sees.
+
+    One thread per output element; positions in the padding read `value` (the info word after
+    the source strides). One launch replaces a slice per kernel tap plus a cat.
+    """
+    t = store(dtype)
+    return (
+        header([("x", t, "r"), ("out", t, "rw")], dtype)
+        + _CONV_LAYOUT
+        + ENTRY_1D
+        + f"""    let nd = info[1];
+    let xs = src_at() + 1u;
+    var rem = i;
+    var oc: array<u32, 3>;
+    for (var d = nd; d > 0u; d = d - 1u) {{
+        oc[d - 1u] = rem % info[ob() + d - 1u];
+        rem = rem / info[ob() + d - 1u];
+    }}
+    let tap = rem % info[4];
+    rem = rem / info[4];
+    let c = rem % info[3];
+    let n = rem / info[3];
+    var src = info[src_at()] + n * info[xs] + c * info[xs + 1u];
+    var valid = true;
+    var trem = tap;
+    for (var d = nd; d > 0u; d = d - 1u) {{
+        let k = d - 1u;
+        let j = trem % info[kb() + k];
+        trem = trem / info[kb() + k];
+        let pos = i32(oc[k] * info[sb() + k] + j * info[db() + k]) - i32(info[pb() + k]);
+        if (pos < 0 || pos >= i32(info[zb() + k])) {{
+            valid = false;
+        }} else {{
+            src = src + u32(pos) * info[xs + 2u + k];
+        }}
+    }}
+    if (valid) {{
+        out[i] = x[src];
+    }} else {{
+        out[i] = {t}({scalar_read(dtype, "info[xs + 2u + nd]")});
+    }}
+}}
+"""
+    )
+
+
+def col2im(dtype: DType) -> str:
+    """Adjoint of `im2col`: `cols [N, C, taps, *out]` (strided) summed into `[N, C, *size]`.
+
+    One thread per output element gathers the taps that read it (no atomics, fixed order).
+    """
+    t, c = store(dtype), compute(dtype)
+    zero = "0.0" if dtype.is_float else "0"
+    return (
+        header([("cols", t, "r"), ("out", t, "rw")], dtype)
+        + _CONV_LAYOUT
+        + ENTRY_1D
+        + f"""    let nd = info[1];
+    let cs = src_at() + 1u;
+    var rem = i;
+    var yc: array<u32, 3>;
+    for (var d = nd; d > 0u; d = d - 1u) {{
+        yc[d - 1u] = rem % info[zb() + d - 1u];
+        rem = rem / info[zb() + d - 1u];
+    }}
+    let ch = rem % info[3];
+    let n = rem / info[3];
+    let base = info[src_at()] + n * info[cs] + ch * info[cs + 1u];
+    var acc: {c} = {zero};
+    for (var tap = 0u; tap < info[4]; tap = tap + 1u) {{
+        var at_ = base + tap * info[cs + 2u];
+        var valid = true;
+        var trem = tap;
+        for (var d = nd; d > 0u; d = d - 1u) {{
+            let k = d - 1u;
+            let j = trem % info[kb() + k];
+            trem = trem / info[kb() + k];
+            let num = i32(yc[k] + info[pb() + k]) - i32(j * info[db() + k]);
+            let s = i32(info[sb() + k]);
+            if (num < 0 || num % s != 0 || num / s >= i32(info[ob() + k])) {{
+                valid = false;
+            }} else {{
+                at_ = at_ + u32(num / s) * info[cs + 3u + k];
+            }}
+        }}
+        if (valid) {{ acc = acc + {c}(cols[at_]); }}
+    }}
+    out[i] = {t}(acc);
+}}
+"""
+    )
