@@ -12,6 +12,7 @@ It writes, under packages/burn-nn/tests/fixtures/:
   float64 and float32; the cases and their options are in optim_cases.json.
 - losses.npz: for each loss case, its inputs, the loss and its gradient in float64.
 - schedulers.json: 100 learning rates of each `torch.optim.lr_scheduler` case.
+- layers.npz: inputs, weights and outputs of torch layers (Linear, Embedding, activations).
 """
 
 from __future__ import annotations
@@ -358,12 +359,47 @@ def loss_fixtures() -> None:
     np.savez_compressed(OUT / "losses.npz", **arrays)
 
 
+def layer_fixtures() -> None:
+    """Forward passes of torch layers with their weights, in float64."""
+    rng = np.random.default_rng(11)
+    arrays: dict[str, np.ndarray] = {}
+    torch.set_default_dtype(torch.float64)
+    x = rng.normal(size=(3, 5, 4))
+    for bias in (True, False):
+        layer = torch.nn.Linear(4, 6, bias=bias)
+        name = f"linear_bias_{bias}".lower()
+        arrays[f"{name}__x"] = x
+        arrays[f"{name}__weight"] = layer.weight.detach().numpy().T.copy()  # Burn: [in, out]
+        if bias:
+            arrays[f"{name}__bias"] = layer.bias.detach().numpy().copy()
+        arrays[f"{name}__out"] = layer(torch.tensor(x)).detach().numpy()
+    emb = torch.nn.Embedding(10, 3)
+    idx = rng.integers(0, 10, size=(2, 4))
+    arrays["embedding__weight"] = emb.weight.detach().numpy().copy()
+    arrays["embedding__indices"] = idx
+    arrays["embedding__out"] = emb(torch.tensor(idx)).detach().numpy()
+    a = rng.normal(scale=3.0, size=(4, 7))
+    arrays["activation__x"] = a
+    for name, fn in (
+        ("relu", torch.nn.ReLU()),
+        ("gelu", torch.nn.GELU()),
+        ("sigmoid", torch.nn.Sigmoid()),
+        ("tanh", torch.nn.Tanh()),
+        ("leaky_relu", torch.nn.LeakyReLU()),
+        ("leaky_relu_0_2", torch.nn.LeakyReLU(0.2)),
+    ):
+        arrays[f"activation__{name}"] = fn(torch.tensor(a)).numpy()
+    torch.set_default_dtype(torch.float32)
+    np.savez_compressed(OUT / "layers.npz", **arrays)
+
+
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(0)
     optimizer_fixtures()
     scheduler_fixtures()
     loss_fixtures()
+    layer_fixtures()
     print(f"wrote fixtures with torch {torch.__version__} to {OUT}")
 
 
