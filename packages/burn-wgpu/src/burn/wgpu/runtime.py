@@ -430,6 +430,3 @@ def adapter_available() -> str | None:
         return f"no usable WebGPU adapter: {e}"
     return None
 
-
-# Quiet the loader's complaint about XDG_RUNTIME_DIR on headless machines.
-os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
