@@ -13,7 +13,6 @@ written to the GPU right before the batch is submitted, so launches cost no extr
 from __future__ import annotations
 
 import hashlib
-import os
 import threading
 from dataclasses import dataclass
 
