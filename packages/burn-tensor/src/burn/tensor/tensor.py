@@ -207,7 +207,9 @@ class Tensor:
         """
         if isinstance(data, Tensor):
             data = data.to_data()
-        data = data if isinstance(data, TensorData) else TensorData(data)
+        if not isinstance(data, TensorData):
+            # Straight to the requested dtype: Python floats would otherwise pass through f32.
+            data = TensorData(data) if dtype is None else TensorData(data, dtype=dtype)
         backend, device = cls._resolve(device)
         kind = cls._kind or kind_of_dtype(data.dtype)
         cls._check_rank(data.rank(), "from_data")
