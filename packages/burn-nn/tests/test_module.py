@@ -313,3 +313,37 @@ def test_param_id_text_form_is_burns():
 def test_repr_lists_fields():
     text = repr(Linear(2, 3, NdArray.device()))
     assert text.startswith("Linear {") and "weight: Param(" in text and "params: 9" in text
+
+
+def _installed_backends():
+    """Every installed backend, plain and under Autodiff: the records' conformance matrix."""
+    from burn.backend import backends
+
+    found = []
+    for name, backend in sorted(backends().items()):
+        if getattr(backend, "unavailable_reason", lambda: None)():
+            continue  # e.g. Wgpu on a machine without an adapter
+        found += [pytest.param(backend, id=name), pytest.param(Autodiff(backend), id=f"{name}+Autodiff")]
+    return found
+
+
+@pytest.mark.parametrize("recorder", ALL_FILE_RECORDERS, ids=repr)
+@pytest.mark.parametrize("backend", _installed_backends())
+def test_records_round_trip_on_every_backend(tmp_path, backend, recorder):
+    """Saved on any backend, a record loads back there and into NdArray with the same values."""
+    source = Encoder(backend.device()).map(lambda pid, t: t * 3)
+    source.save_file(tmp_path / "model", recorder)
+    half = recorder.settings is HalfPrecisionSettings
+    for target_backend in (backend, NdArray):
+        loaded = Encoder(target_backend.device()).load_file(
+            tmp_path / "model", recorder, target_backend.device()
+        )
+        pairs = zip(source.named_params(), loaded.named_params(), strict=True)
+        for (name, ps), (_, pl) in pairs:
+            assert ps.id == pl.id, name
+            assert pl.val().backend is target_backend, name
+            want, got = ps.val().inner().to_data(), pl.val().inner().to_data()
+            if half and ps.dtype.is_float:
+                want.assert_approx_eq(got, tolerance=1e-2)
+            else:
+                want.assert_eq(got, strict=False)
