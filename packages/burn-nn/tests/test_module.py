@@ -323,7 +323,10 @@ def _installed_backends():
     for name, backend in sorted(backends().items()):
         if getattr(backend, "unavailable_reason", lambda: None)():
             continue  # e.g. Wgpu on a machine without an adapter
-        found += [pytest.param(backend, id=name), pytest.param(Autodiff(backend), id=f"{name}+Autodiff")]
+        found += [
+            pytest.param(backend, id=name),
+            pytest.param(Autodiff(backend), id=f"{name}+Autodiff"),
+        ]
     return found
 
 
