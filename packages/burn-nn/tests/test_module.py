@@ -321,7 +321,7 @@ def _installed_backends():
 
     found = []
     for name, backend in sorted(backends().items()):
-        if getattr(backend, "unavailable_reason", lambda: None)():
+        if backend.unavailable_reason():
             continue  # e.g. Wgpu on a machine without an adapter
         found += [
             pytest.param(backend, id=name),

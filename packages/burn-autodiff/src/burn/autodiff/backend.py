@@ -93,6 +93,9 @@ class AutodiffBackend(ModuleRules, Backend):
     def priority(self) -> int:
         return -1
 
+    def unavailable_reason(self) -> str | None:
+        return self._inner.unavailable_reason()
+
     def seed(self, seed: int) -> None:
         self._inner.seed(seed)
 

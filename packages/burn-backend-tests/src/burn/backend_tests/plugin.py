@@ -88,7 +88,7 @@ def backend(request):
     b = registry.get(name)
     # A backend installed on a machine without its hardware (wgpu without any adapter) says
     # why; locally its tests skip with that reason, in CI they fail.
-    reason = getattr(b, "unavailable_reason", lambda: None)()
+    reason = b.unavailable_reason()
     if reason:
         import os
 
