@@ -1,0 +1,91 @@
+"""burn.train: the Learner, metrics, the live dashboard, checkpoints and early stopping.
+
+A model trains with the Learner when it has two methods: `train_step(batch) -> TrainOutput`
+(on an autodiff backend) and `valid_step(batch) -> item` (on `model.valid()`).
+
+```python
+from burn.train import ClassificationOutput, LearnerBuilder, TrainOutput
+from burn.train.metric import AccuracyMetric, LossMetric
+```
+"""
+
+from burn.train.checkpoint import (
+    CheckpointError,
+    CheckpointingAction,
+    CheckpointingStrategy,
+    ComposedCheckpointingStrategy,
+    FileCheckpointer,
+    KeepLastNCheckpoints,
+    MetricCheckpointingStrategy,
+)
+from burn.train.early_stopping import (
+    EarlyStoppingStrategy,
+    MetricEarlyStoppingStrategy,
+    StoppingCondition,
+    TrainingInterrupter,
+)
+from burn.train.learner import BatchSplitError, Learner, LearnerBuilder, LearnerSummary
+from burn.train.logger import (
+    Aggregate,
+    Direction,
+    FileApplicationLoggerInstaller,
+    FileMetricLogger,
+    InMemoryMetricLogger,
+    MetricLogger,
+    MetricStore,
+    Split,
+)
+from burn.train.output import (
+    ClassificationOutput,
+    MultiLabelClassificationOutput,
+    RegressionOutput,
+    TrainOutput,
+    TrainStep,
+    ValidStep,
+)
+from burn.train.renderer import (
+    CliMetricsRenderer,
+    MetricsRenderer,
+    MetricState,
+    TrainingProgress,
+    TuiMetricsRenderer,
+    default_renderer,
+)
+
+__all__ = [
+    "Aggregate",
+    "BatchSplitError",
+    "CheckpointError",
+    "CheckpointingAction",
+    "CheckpointingStrategy",
+    "ClassificationOutput",
+    "CliMetricsRenderer",
+    "ComposedCheckpointingStrategy",
+    "Direction",
+    "EarlyStoppingStrategy",
+    "FileApplicationLoggerInstaller",
+    "FileCheckpointer",
+    "FileMetricLogger",
+    "InMemoryMetricLogger",
+    "KeepLastNCheckpoints",
+    "Learner",
+    "LearnerBuilder",
+    "LearnerSummary",
+    "MetricCheckpointingStrategy",
+    "MetricEarlyStoppingStrategy",
+    "MetricLogger",
+    "MetricState",
+    "MetricStore",
+    "MetricsRenderer",
+    "MultiLabelClassificationOutput",
+    "RegressionOutput",
+    "Split",
+    "StoppingCondition",
+    "TrainOutput",
+    "TrainStep",
+    "TrainingInterrupter",
+    "TrainingProgress",
+    "TuiMetricsRenderer",
+    "ValidStep",
+    "default_renderer",
+]

@@ -1,0 +1,8 @@
+"""The Learner and its builder."""
+
+from burn.train.learner.builder import LearnerBuilder
+from burn.train.learner.learner import Learner
+from burn.train.learner.split import BatchSplitError, split_batch
+from burn.train.learner.summary import LearnerSummary
+
+__all__ = ["BatchSplitError", "Learner", "LearnerBuilder", "LearnerSummary", "split_batch"]
