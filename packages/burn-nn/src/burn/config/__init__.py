@@ -110,8 +110,8 @@ def _convert(tp, value, where: str):
     if isinstance(tp, type) and issubclass(tp, Config):
         if isinstance(value, tp):
             return value
-        if isinstance(value, dict):
-            return tp._from_dict(value, where)
+        if isinstance(value, dict) or (isinstance(value, str) and getattr(tp, "_unit", False)):
+            return tp._from_dict(value, where)  # a str names a unit variant ("Valid")
         raise ConfigError(
             f"{where}: expected {tp.__name__} (or its fields as a dict), got {_describe(value)}"
         )

@@ -8,7 +8,36 @@ from burn.nn.loss import CrossEntropyLossConfig, MseLoss, Reduction
 """
 
 from burn.nn import loss
-from burn.nn.activation import Gelu, Identity, LeakyRelu, LeakyReluConfig, Relu, Sigmoid, Tanh
+from burn.nn.activation import (
+    Gelu,
+    HardSigmoid,
+    HardSigmoidConfig,
+    Identity,
+    LeakyRelu,
+    LeakyReluConfig,
+    PRelu,
+    PReluConfig,
+    Relu,
+    Sigmoid,
+    Silu,
+    SwiGlu,
+    SwiGluConfig,
+    Tanh,
+)
+from burn.nn.conv import (
+    Conv1d,
+    Conv1dConfig,
+    Conv2d,
+    Conv2dConfig,
+    Conv3d,
+    Conv3dConfig,
+    ConvTranspose1d,
+    ConvTranspose1dConfig,
+    ConvTranspose2d,
+    ConvTranspose2dConfig,
+    ConvTranspose3d,
+    ConvTranspose3dConfig,
+)
 from burn.nn.dropout import Dropout, DropoutConfig
 from burn.nn.embedding import Embedding, EmbeddingConfig
 from burn.nn.initializer import (
@@ -23,7 +52,42 @@ from burn.nn.initializer import (
     XavierUniform,
     Zeros,
 )
+from burn.nn.interpolate import (
+    Interpolate1d,
+    Interpolate1dConfig,
+    Interpolate2d,
+    Interpolate2dConfig,
+    InterpolateMode,
+)
 from burn.nn.linear import Linear, LinearConfig
+from burn.nn.norm import (
+    BatchNorm,
+    BatchNormConfig,
+    GroupNorm,
+    GroupNormConfig,
+    InstanceNorm,
+    InstanceNormConfig,
+    LayerNorm,
+    LayerNormConfig,
+    RmsNorm,
+    RmsNormConfig,
+)
+from burn.nn.padding import PaddingConfig1d, PaddingConfig2d, PaddingConfig3d
+from burn.nn.pool import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool1dConfig,
+    AdaptiveAvgPool2d,
+    AdaptiveAvgPool2dConfig,
+    AvgPool1d,
+    AvgPool1dConfig,
+    AvgPool2d,
+    AvgPool2dConfig,
+    MaxPool1d,
+    MaxPool1dConfig,
+    MaxPool2d,
+    MaxPool2dConfig,
+)
+from burn.nn.unfold import Unfold4d, Unfold4dConfig
 
 __all__ = [
     "Constant",
@@ -50,4 +114,55 @@ __all__ = [
     "XavierUniform",
     "Zeros",
     "loss",
+    "HardSigmoid",
+    "HardSigmoidConfig",
+    "PRelu",
+    "PReluConfig",
+    "Silu",
+    "SwiGlu",
+    "SwiGluConfig",
+    "Conv1d",
+    "Conv1dConfig",
+    "Conv2d",
+    "Conv2dConfig",
+    "Conv3d",
+    "Conv3dConfig",
+    "ConvTranspose1d",
+    "ConvTranspose1dConfig",
+    "ConvTranspose2d",
+    "ConvTranspose2dConfig",
+    "ConvTranspose3d",
+    "ConvTranspose3dConfig",
+    "Interpolate1d",
+    "Interpolate1dConfig",
+    "Interpolate2d",
+    "Interpolate2dConfig",
+    "InterpolateMode",
+    "BatchNorm",
+    "BatchNormConfig",
+    "GroupNorm",
+    "GroupNormConfig",
+    "InstanceNorm",
+    "InstanceNormConfig",
+    "LayerNorm",
+    "LayerNormConfig",
+    "RmsNorm",
+    "RmsNormConfig",
+    "PaddingConfig1d",
+    "PaddingConfig2d",
+    "PaddingConfig3d",
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool1dConfig",
+    "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool2dConfig",
+    "AvgPool1d",
+    "AvgPool1dConfig",
+    "AvgPool2d",
+    "AvgPool2dConfig",
+    "MaxPool1d",
+    "MaxPool1dConfig",
+    "MaxPool2d",
+    "MaxPool2dConfig",
+    "Unfold4d",
+    "Unfold4dConfig",
 ]
