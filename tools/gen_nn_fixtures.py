@@ -545,6 +545,299 @@ def resample_cases() -> None:
     )
 
 
+# ================================================================== sequence models
+
+
+def linear_params(prefix: str, weight, bias) -> dict:
+    """A torch (out, in) weight as our Linear's [in, out] under `prefix`."""
+    out = {f"{prefix}.weight": weight.T}
+    if bias is not None:
+        out[f"{prefix}.bias"] = bias
+    return out
+
+
+def rnn_cases() -> None:
+    x = randn(3, 5, 4)
+    for bias, with_state in ((True, False), (False, True)):
+        lstm = torch.nn.LSTM(4, 6, bias=bias, batch_first=True)
+        params = {}
+        for k, gate in enumerate(("input_gate", "forget_gate", "cell_gate", "output_gate")):
+            rows = slice(6 * k, 6 * (k + 1))
+            for ours, theirs in (("input_transform", "ih"), ("hidden_transform", "hh")):
+                w = getattr(lstm, f"weight_{theirs}_l0")[rows]
+                b = getattr(lstm, f"bias_{theirs}_l0")[rows] if bias else None
+                params |= linear_params(f"{gate}.{ours}", w, b)
+        inputs = [x]
+        state = None
+        if with_state:
+            c0, h0 = randn(3, 6), randn(3, 6)
+            inputs += [c0, h0]
+            state = (h0[None], c0[None])
+        out, (h, c) = lstm(x, state)
+        record(
+            f"lstm_bias_{bias}".lower(),
+            "LstmConfig",
+            {"d_input": 4, "d_hidden": 6, "bias": bias},
+            inputs,
+            params,
+            [out, c[0], h[0]],
+            call="lstm",
+        )
+    for bias, reset_after in ((True, True), (False, True), (True, False)):
+        gru = torch.nn.GRU(4, 6, bias=bias, batch_first=True)
+        params = {}
+        for k, gate in enumerate(("reset_gate", "update_gate", "new_gate")):
+            rows = slice(6 * k, 6 * (k + 1))
+            for ours, theirs in (("input_transform", "ih"), ("hidden_transform", "hh")):
+                w = getattr(gru, f"weight_{theirs}_l0")[rows]
+                b = getattr(gru, f"bias_{theirs}_l0")[rows] if bias else None
+                params |= linear_params(f"{gate}.{ours}", w, b)
+        h0 = randn(3, 6)
+        if reset_after:
+            out, _ = gru(x, h0[None])
+        else:  # the reset gate applied before the hidden projection: no torch module has it
+
+            def lin(prefix, v, params=params, bias=bias):
+                y = v @ params[f"{prefix}.weight"]
+                return y + params[f"{prefix}.bias"] if bias else y
+
+            h, outs = h0, []
+            for t in range(x.shape[1]):
+                xt = x[:, t]
+                z = torch.sigmoid(
+                    lin("update_gate.input_transform", xt) + lin("update_gate.hidden_transform", h)
+                )
+                r = torch.sigmoid(
+                    lin("reset_gate.input_transform", xt) + lin("reset_gate.hidden_transform", h)
+                )
+                n = torch.tanh(
+                    lin("new_gate.input_transform", xt) + lin("new_gate.hidden_transform", r * h)
+                )
+                h = (1 - z) * n + z * h
+                outs.append(h)
+            out = torch.stack(outs, 1)
+        name = f"gru_bias_{bias}_reset_after_{reset_after}".lower()
+        record(
+            name,
+            "GruConfig",
+            {"d_input": 4, "d_hidden": 6, "bias": bias, "reset_after": reset_after},
+            [x, h0],
+            params,
+            [out],
+            call="gru",
+        )
+
+
+def mha_params(mha: torch.nn.MultiheadAttention, prefix: str = "") -> dict:
+    d = mha.embed_dim
+    params = {}
+    for k, name in enumerate(("query", "key", "value")):
+        rows = slice(d * k, d * (k + 1))
+        params |= linear_params(f"{prefix}{name}", mha.in_proj_weight[rows], mha.in_proj_bias[rows])
+    return params | linear_params(f"{prefix}output", mha.out_proj.weight, mha.out_proj.bias)
+
+
+def padding_mask(batch: int, seq: int, lengths) -> torch.Tensor:
+    return torch.arange(seq)[None, :] >= torch.tensor(lengths)[:, None]
+
+
+def causal(batch: int, seq: int) -> torch.Tensor:
+    return torch.triu(torch.ones(seq, seq, dtype=torch.bool), 1)
+
+
+def attention_cases() -> None:
+    d, heads, batch = 8, 2, 2
+    mha = torch.nn.MultiheadAttention(d, heads, batch_first=True)
+    q, k, v = randn(batch, 4, d), randn(batch, 6, d), randn(batch, 6, d)
+    config = {"d_model": d, "n_heads": heads}
+    out, w = mha(q, k, v, need_weights=True, average_attn_weights=False)
+    record(
+        "mha_cross",
+        "MultiHeadAttentionConfig",
+        config,
+        [q, k, v],
+        mha_params(mha),
+        [out, w],
+        call="mha",
+        masks=[],
+    )
+    pad = padding_mask(batch, 6, [6, 4])
+    out, w = mha(q, k, v, key_padding_mask=pad, average_attn_weights=False)
+    record(
+        "mha_mask_pad",
+        "MultiHeadAttentionConfig",
+        config,
+        [q, k, v, pad.numpy()],
+        mha_params(mha),
+        [out, w],
+        call="mha",
+        masks=["pad"],
+    )
+    x = randn(batch, 5, d)
+    mask = causal(batch, 5)
+    out, w = mha(x, x, x, attn_mask=mask, average_attn_weights=False)
+    full = np.broadcast_to(mask.numpy(), (batch, 5, 5)).copy()
+    record(
+        "mha_mask_attn",
+        "MultiHeadAttentionConfig",
+        config,
+        [x, x, x, full],
+        mha_params(mha),
+        [out, w],
+        call="mha",
+        masks=["attn"],
+    )
+
+    ff = (torch.nn.Linear(d, 16), torch.nn.Linear(16, d))
+    params = linear_params("linear_inner", ff[0].weight, ff[0].bias)
+    params |= linear_params("linear_outer", ff[1].weight, ff[1].bias)
+    record(
+        "position_wise_feed_forward",
+        "PositionWiseFeedForwardConfig",
+        {"d_model": d, "d_ff": 16},
+        [x],
+        params,
+        [ff[1](F.gelu(ff[0](x)))],
+    )
+
+
+def layer_norm_params(norm, name: str) -> dict:
+    with torch.no_grad():
+        norm.weight.copy_(randn(norm.weight.shape[0]) * 0.3 + 1)
+        norm.bias.copy_(randn(norm.weight.shape[0]) * 0.3)
+    return {f"{name}.gamma": norm.weight, f"{name}.beta": norm.bias}
+
+
+def transformer_cases() -> None:
+    d, d_ff, heads, batch = 8, 16, 2, 2
+    for norm_first in (False, True):
+        layers = [
+            torch.nn.TransformerEncoderLayer(
+                d,
+                heads,
+                d_ff,
+                dropout=0.0,
+                activation="gelu",
+                batch_first=True,
+                norm_first=norm_first,
+            )
+            for _ in range(2)
+        ]
+        norms = ("norm_2", "norm_1") if norm_first else ("norm_1", "norm_2")
+        params = {}
+        for i, layer in enumerate(layers):
+            p = f"layers.{i}."
+            params |= mha_params(layer.self_attn, p + "mha.")
+            params |= linear_params(
+                p + "pwff.linear_inner", layer.linear1.weight, layer.linear1.bias
+            )
+            params |= linear_params(
+                p + "pwff.linear_outer", layer.linear2.weight, layer.linear2.bias
+            )
+            params |= layer_norm_params(layer.norm1, p + norms[0])
+            params |= layer_norm_params(layer.norm2, p + norms[1])
+        x = randn(batch, 5, d)
+        pad = padding_mask(batch, 5, [5, 3])
+        y = x
+        for layer in layers:
+            y = layer.train()(y, src_mask=causal(batch, 5), src_key_padding_mask=pad)
+        mask = np.broadcast_to(causal(batch, 5).numpy(), (batch, 5, 5)).copy()
+        config = {
+            "d_model": d,
+            "d_ff": d_ff,
+            "n_heads": heads,
+            "n_layers": 2,
+            "norm_first": norm_first,
+        }
+        record(
+            f"transformer_encoder_norm_first_{norm_first}".lower(),
+            "TransformerEncoderConfig",
+            config,
+            [x, pad.numpy(), mask],
+            params,
+            [y],
+            call="encoder",
+        )
+
+        layers = [
+            torch.nn.TransformerDecoderLayer(
+                d,
+                heads,
+                d_ff,
+                dropout=0.0,
+                activation="gelu",
+                batch_first=True,
+                norm_first=norm_first,
+            )
+            for _ in range(2)
+        ]
+        norms = ("norm_3", "norm_1", "norm_2") if norm_first else ("norm_1", "norm_2", "norm_3")
+        params = {}
+        for i, layer in enumerate(layers):
+            p = f"layers.{i}."
+            params |= mha_params(layer.self_attn, p + "self_attn.")
+            params |= mha_params(layer.multihead_attn, p + "cross_attn.")
+            params |= linear_params(
+                p + "pwff.linear_inner", layer.linear1.weight, layer.linear1.bias
+            )
+            params |= linear_params(
+                p + "pwff.linear_outer", layer.linear2.weight, layer.linear2.bias
+            )
+            for norm, name in zip((layer.norm1, layer.norm2, layer.norm3), norms, strict=True):
+                params |= layer_norm_params(norm, p + name)
+        target, memory = randn(batch, 4, d), randn(batch, 6, d)
+        memory_pad = padding_mask(batch, 6, [6, 5])
+        y = target
+        for layer in layers:
+            y = layer.train()(
+                y, memory, tgt_mask=causal(batch, 4), memory_key_padding_mask=memory_pad
+            )
+        mask = np.broadcast_to(causal(batch, 4).numpy(), (batch, 4, 4)).copy()
+        record(
+            f"transformer_decoder_norm_first_{norm_first}".lower(),
+            "TransformerDecoderConfig",
+            config,
+            [target, memory, mask, memory_pad.numpy()],
+            params,
+            [y],
+            call="decoder",
+        )
+
+
+def position_cases() -> None:
+    x = randn(2, 7, 6)
+    seq, d = 7, 6
+    pos = torch.arange(seq, dtype=torch.float64)[:, None]
+    div = torch.exp(torch.arange(0, d, 2, dtype=torch.float64) * (-math.log(10000.0) / d))
+    pe = torch.zeros(seq, d, dtype=torch.float64)
+    pe[:, 0::2] = torch.sin(pos * div)
+    pe[:, 1::2] = torch.cos(pos * div)
+    record(
+        "positional_encoding",
+        "PositionalEncodingConfig",
+        {"d_model": d, "max_sequence_size": 20},
+        [x],
+        {},
+        [x + pe.float()],
+    )
+
+    # RoPE as Meta's Llama reference writes it: pairs as complex numbers times e^(i m theta).
+    x = randn(2, 3, 5, 8)
+    freqs = 1.0 / (10000.0 ** (torch.arange(0, 8, 2, dtype=torch.float64) / 8))
+    angles = torch.outer(torch.arange(5, dtype=torch.float64), freqs)
+    rot = torch.polar(torch.ones_like(angles), angles)
+    xc = torch.view_as_complex(x.double().reshape(2, 3, 5, 4, 2))
+    out = torch.view_as_real(xc * rot).reshape(2, 3, 5, 8)
+    record(
+        "rotary_encoding",
+        "RotaryEncodingConfig",
+        {"max_sequence_length": 16, "d_model": 8},
+        [x],
+        {},
+        [out],
+    )
+
+
 GROUPS = [
     conv_cases,
     conv_transpose_cases,
@@ -552,6 +845,10 @@ GROUPS = [
     norm_cases,
     activation_cases,
     resample_cases,
+    rnn_cases,
+    attention_cases,
+    transformer_cases,
+    position_cases,
 ]
 
 

@@ -24,6 +24,16 @@ from burn.nn.activation import (
     SwiGluConfig,
     Tanh,
 )
+from burn.nn.attention import (
+    GeneratePaddingMask,
+    MhaCache,
+    MhaInput,
+    MhaOutput,
+    MultiHeadAttention,
+    MultiHeadAttentionConfig,
+    generate_autoregressive_mask,
+    generate_padding_mask,
+)
 from burn.nn.conv import (
     Conv1d,
     Conv1dConfig,
@@ -86,6 +96,25 @@ from burn.nn.pool import (
     MaxPool1dConfig,
     MaxPool2d,
     MaxPool2dConfig,
+)
+from burn.nn.pos_encoding import (
+    PositionalEncoding,
+    PositionalEncodingConfig,
+    RotaryEncoding,
+    RotaryEncodingConfig,
+)
+from burn.nn.rnn import GateController, Gru, GruConfig, Lstm, LstmConfig, LstmState
+from burn.nn.transformer import (
+    PositionWiseFeedForward,
+    PositionWiseFeedForwardConfig,
+    TransformerDecoder,
+    TransformerDecoderConfig,
+    TransformerDecoderInput,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderConfig,
+    TransformerEncoderInput,
+    TransformerEncoderLayer,
 )
 from burn.nn.unfold import Unfold4d, Unfold4dConfig
 
@@ -165,4 +194,32 @@ __all__ = [
     "MaxPool2dConfig",
     "Unfold4d",
     "Unfold4dConfig",
+    "GeneratePaddingMask",
+    "MhaCache",
+    "MhaInput",
+    "MhaOutput",
+    "MultiHeadAttention",
+    "MultiHeadAttentionConfig",
+    "generate_autoregressive_mask",
+    "generate_padding_mask",
+    "PositionalEncoding",
+    "PositionalEncodingConfig",
+    "RotaryEncoding",
+    "RotaryEncodingConfig",
+    "GateController",
+    "Gru",
+    "GruConfig",
+    "Lstm",
+    "LstmConfig",
+    "LstmState",
+    "PositionWiseFeedForward",
+    "PositionWiseFeedForwardConfig",
+    "TransformerDecoder",
+    "TransformerDecoderConfig",
+    "TransformerDecoderInput",
+    "TransformerDecoderLayer",
+    "TransformerEncoder",
+    "TransformerEncoderConfig",
+    "TransformerEncoderInput",
+    "TransformerEncoderLayer",
 ]
