@@ -478,6 +478,24 @@ def activation_cases() -> None:
             params,
             [F.silu(inner(x)) * outer(x)],
         )
+    for name, layer, config, fn in (
+        ("relu", "Relu", {}, F.relu),
+        ("gelu", "Gelu", {}, F.gelu),
+        ("sigmoid", "Sigmoid", {}, torch.sigmoid),
+        ("tanh", "Tanh", {}, torch.tanh),
+        ("leaky_relu", "LeakyReluConfig", {"negative_slope": 0.2}, lambda v: F.leaky_relu(v, 0.2)),
+    ):
+        record(name, layer, config, [x], {}, [fn(x)])
+    emb = torch.nn.Embedding(10, 4)
+    idx = torch.randint(0, 10, (3, 5))
+    record(
+        "embedding",
+        "EmbeddingConfig",
+        {"n_embedding": 10, "d_model": 4},
+        [idx.numpy().astype(np.int64)],
+        {"weight": emb.weight},
+        [emb(idx)],
+    )
     lin = torch.nn.Linear(5, 3)
     record(
         "linear_f32",
