@@ -10,6 +10,7 @@ example the tiny backend by the conformance suite); this module checks the rest:
 - SUMMARY.md and the chapter files agree (no dead link, no orphan page);
 - every python fence is either run or says why not;
 - every op named in the Tensor chapter's tables exists on `Tensor`;
+- the Module chapter's built-in modules tables name real `burn.nn` classes, and all of them;
 - `mdbook build` succeeds (when the `mdbook` binary is installed).
 """
 
@@ -157,6 +158,44 @@ def test_tensor_chapter_ops_exist():
     assert not missing, f"the Tensor chapter lists activations that do not exist: {missing}"
     unlisted = sorted(set(activation.__all__) - activations)
     assert not unlisted, f"activations missing from the Tensor chapter's table: {unlisted}"
+
+
+# `nn.Name` or `nn.loss.Name` in the first column of a table (a cell may name several).
+TABLE_FIRST_CELL = re.compile(r"^\|([^|]*)\|")
+NN_NAME = re.compile(r"`nn\.((?:loss\.)?\w+)`")
+
+
+def test_module_chapter_lists_every_builtin_module():
+    """The built-in modules tables name classes that exist, and every module and loss of burn.nn."""
+    from burn import nn
+    from burn.module import Module
+
+    named = set()
+    for line in (SRC / "building-blocks" / "module.md").read_text("utf8").splitlines():
+        if cell := TABLE_FIRST_CELL.match(line):
+            named.update(NN_NAME.findall(cell.group(1)))
+    assert len(named) > 40, "the built-in modules tables of the Module chapter were not found"
+
+    def resolve(dotted: str):
+        obj = nn
+        for part in dotted.split("."):
+            obj = getattr(obj, part, None)
+        return obj
+
+    missing = sorted(name for name in named if not isinstance(resolve(name), type))
+    assert not missing, f"the Module chapter lists classes that burn.nn does not have: {missing}"
+    modules = {
+        name
+        for name in nn.__all__
+        if isinstance(getattr(nn, name), type) and issubclass(getattr(nn, name), Module)
+    }
+    losses = {
+        f"loss.{name}"
+        for name in nn.loss.__all__
+        if name.endswith("Loss") and isinstance(getattr(nn.loss, name), type)
+    }
+    unlisted = sorted((modules | losses) - named)
+    assert not unlisted, f"burn.nn modules missing from the Module chapter's tables: {unlisted}"
 
 
 def _mdbook() -> str | None:
