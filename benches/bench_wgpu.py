@@ -15,6 +15,7 @@ launches and synchronises once before reading the clock (`Wgpu.sync()`,
 `torch.cuda.synchronize()`); the first matmul of a shape autotunes and is excluded.
 
     python benches/bench_wgpu.py --out results.md     # full sizes (a real GPU)
+    python benches/bench_wgpu.py --results            # ... and its section of RESULTS.md
     python benches/bench_wgpu.py --quick              # tiny sizes: checks the script anywhere
 
 torch is optional: without it (or without CUDA, where torch runs on the CPU and is labelled
@@ -30,6 +31,7 @@ import platform
 import time
 
 import numpy as np
+import wgpu
 from burn.autodiff import Autodiff
 from burn.tensor import Int, Tensor, TensorData, activation
 from burn.tensor.module import adaptive_avg_pool2d, conv2d
@@ -41,6 +43,8 @@ try:
 except ImportError:  # the peer columns stay empty
     torch = None
 
+
+SECTION = "## burn-wgpu: Wgpu against PyTorch CUDA on one GPU"
 
 # ---------------------------------------------------------------------- timing helpers
 
@@ -298,6 +302,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes, few repeats")
     parser.add_argument("--out", help="write the markdown table to this file")
+    parser.add_argument(
+        "--results", action="store_true", help=f"write the table as the section {SECTION!r}"
+    )
     args = parser.parse_args()
 
     if args.quick:
@@ -317,8 +324,10 @@ def main() -> None:
     rows.append(bench_cnn(batch, cnn_repeats))
 
     header = ["benchmark", "unit", "Wgpu", "torch (fp32)", "Wgpu / torch", "torch TF32"]
+    driver = rt.info.get("description") or "?"
     lines = [
-        f"Wgpu on {rt.describe()}; peer: {peer}; {datetime.date.today().isoformat()}",
+        f"Wgpu on {rt.describe()}, driver {driver}, wgpu-py {wgpu.__version__}; peer: {peer}; "
+        f"{datetime.date.today().isoformat()}",
         f"{'quick' if args.quick else 'full'} sizes; the CNN row's ratio is torch time / Wgpu time",
         "",
         "| " + " | ".join(header) + " |",
@@ -330,6 +339,10 @@ def main() -> None:
     if args.out:
         with open(args.out, "w") as f:
             f.write(text + "\n")
+    if args.results:
+        from common import write_section
+
+        write_section(SECTION, text)
 
 
 if __name__ == "__main__":

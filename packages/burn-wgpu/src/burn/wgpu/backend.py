@@ -103,6 +103,42 @@ def _groups(n: int) -> int:
     return (n + K.WG - 1) // K.WG
 
 
+def _vec_ok(t: WgpuTensor, shape) -> bool:
+    """Whether `t` can be read as vec4s for an elementwise op producing `shape`."""
+    return (
+        t.dtype in K.VEC_DTYPES
+        and t.shape == tuple(shape)
+        and t.offset % 4 == 0
+        and t.is_contiguous()
+    )
+
+
+def _vec_layout(lhs: WgpuTensor, rhs: WgpuTensor, batch, m: int, n: int, k: int):
+    """(A contiguous along k?, B contiguous along k?) when the vec4 matmul can read both
+    operands as they are, else None."""
+    if k % 4 or n % 4:
+        return None
+    ab = block(lhs, (*batch, m, k))
+    bb = block(rhs, (*batch, k, n))
+    a_off, a_batch, (a_rs, a_cs) = ab[1], ab[2:-2], ab[-2:]
+    b_off, b_batch, (b_rs, b_cs) = bb[1], bb[2:-2], bb[-2:]
+    if a_off % 4 or b_off % 4 or any(s % 4 for s in (*a_batch, *b_batch)):
+        return None
+    if a_cs == 1 and a_rs % 4 == 0:
+        a_k = True
+    elif a_rs == 1 and a_cs % 4 == 0 and m % 4 == 0:
+        a_k = False
+    else:
+        return None
+    if b_cs == 1 and b_rs % 4 == 0:
+        b_k = False
+    elif b_rs == 1 and b_cs % 4 == 0:
+        b_k = True
+    else:
+        return None
+    return a_k, b_k
+
+
 class WgpuBackend(WgpuModuleOps, Backend):
     """The WebGPU backend. Use the `Wgpu` instance."""
 
@@ -448,6 +484,11 @@ class WgpuBackend(WgpuModuleOps, Backend):
     def unary(self, op: str, p: WgpuTensor):
         out = self._like(p, p.shape)
         n = out.numel
+        if n % 4 == 0 and _vec_ok(p, p.shape):
+            source = K.unary_vec4(op, p.dtype)
+            info = [n // 4, p.offset // 4]
+            p.rt.launch(source, ("r", "rw"), (p.handle, out.handle), info, _groups(n // 4))
+            return out
         info = [n, len(p.shape), *p.shape, *block(p, p.shape)]
         p.rt.launch(K.unary(op, p.dtype), ("r", "rw"), (p.handle, out.handle), info, _groups(n))
         return out
@@ -458,6 +499,16 @@ class WgpuBackend(WgpuModuleOps, Backend):
         _, is_bool = K.binary_expr(op, lhs.dtype)
         out = self._like(lhs, shape, DType.BOOL if is_bool or op in K._CMP else lhs.dtype)
         n = out.numel
+        if n % 4 == 0 and _vec_ok(lhs, shape) and _vec_ok(rhs, shape):
+            info = [n // 4, lhs.offset // 4, rhs.offset // 4]
+            lhs.rt.launch(
+                K.binary_vec4(op, lhs.dtype, False),
+                ("r", "r", "rw"),
+                (lhs.handle, rhs.handle, out.handle),
+                info,
+                _groups(n // 4),
+            )
+            return out
         info = [n, len(shape), *shape, *block(lhs, shape), *block(rhs, shape)]
         lhs.rt.launch(
             source, ("r", "r", "rw"), (lhs.handle, rhs.handle, out.handle), info, _groups(n)
@@ -470,6 +521,11 @@ class WgpuBackend(WgpuModuleOps, Backend):
         _, is_bool = K.binary_expr(op, p.dtype)
         out = self._like(p, shape, DType.BOOL if is_bool or op in K._CMP else p.dtype)
         n = out.numel
+        if n % 4 == 0 and _vec_ok(p, shape):
+            info = [n // 4, p.offset // 4, scalar_bits(value, p.dtype)]
+            source = K.binary_vec4(op, p.dtype, True)
+            p.rt.launch(source, ("r", "rw"), (p.handle, out.handle), info, _groups(n // 4))
+            return out
         rank = len(shape)
         info = [n, rank, *shape, *block(p, shape), 0, 0, *([0] * rank)]
         info[4 + 2 * rank] = scalar_bits(value, p.dtype)
@@ -493,6 +549,17 @@ class WgpuBackend(WgpuModuleOps, Backend):
         if not arg and not serial and length > 8192 and rows < 1024:
             chunks = min(1024, -(-length // 4096))
         chunk_len = -(-length // chunks)
+        vec = (
+            not arg
+            and not serial
+            and p.dtype in K.VEC_DTYPES
+            and p.strides[dim] == 1
+            and length % 4 == 0
+            and p.offset % 4 == 0
+            and all(s % 4 == 0 for s in ostrides)
+        )
+        if vec:
+            chunk_len = -(-chunk_len // 4) * 4
         info = [
             rows,
             length,
@@ -504,7 +571,7 @@ class WgpuBackend(WgpuModuleOps, Backend):
             *ostrides,
             p.strides[dim],
         ]
-        source = K.reduce(op, p.dtype, serial)
+        source = K.reduce(op, p.dtype, serial, vec)
         if chunks == 1:
             out = self._like(p, out_shape, out_dtype)
             groups = _groups(rows) if serial else rows
@@ -526,14 +593,22 @@ class WgpuBackend(WgpuModuleOps, Backend):
             return out
         if k == 0:
             return self.full(out.shape, 0, lhs.dtype, lhs.device)
-        cfg = autotune.matmul_config(self, lhs.rt, lhs.dtype, m, n, k, batches)
+        layout = None
+        if lhs.dtype is DType.F32 and 2 * m * n * k * batches >= autotune.VEC_MIN_FLOPS:
+            layout = _vec_layout(lhs, rhs, batch, m, n, k)
+            if layout is None:
+                # Copying a strided operand costs O(size); the vec4 kernel saves far more.
+                lhs, rhs = self.contiguous(lhs), self.contiguous(rhs)
+                layout = _vec_layout(lhs, rhs, batch, m, n, k)
+        variant = "g" if layout is None else "v" + "".join("k" if x else "m" for x in layout)
+        cfg = autotune.matmul_config(self, lhs.rt, lhs.dtype, m, n, k, batches, variant)
         if cfg is None:  # first of its shape class on this device: tuning computes `out`
-            autotune.tune(self, lhs.rt, lhs.dtype, lhs, rhs, out, batch, m, n, k)
+            autotune.tune(self, lhs.rt, lhs.dtype, lhs, rhs, out, batch, m, n, k, layout)
         else:
-            self._matmul_launch(lhs, rhs, out, batch, cfg)
+            self._matmul_launch(lhs, rhs, out, batch, cfg, layout)
         return out
 
-    def _matmul_launch(self, lhs, rhs, out, batch, cfg) -> None:
+    def _matmul_launch(self, lhs, rhs, out, batch, cfg, layout=None) -> None:
         bm, bn, bk, tm, tn = cfg
         m, k, n = lhs.shape[-2], lhs.shape[-1], rhs.shape[-1]
         batches = math.prod(batch)
@@ -544,7 +619,10 @@ class WgpuBackend(WgpuModuleOps, Backend):
         total = -(-m // bm) * batches
         gy = min(total, lhs.rt.max_groups)
         gz = -(-total // gy)
-        source = K.matmul(lhs.dtype, bm, bn, bk, tm, tn)
+        if layout is None:
+            source = K.matmul(lhs.dtype, bm, bn, bk, tm, tn)
+        else:
+            source = K.matmul_vec4(bm, bn, bk, tm, tn, *layout)
         lhs.rt.launch(
             source,
             ("r", "r", "rw"),
@@ -552,6 +630,14 @@ class WgpuBackend(WgpuModuleOps, Backend):
             info,
             (col_tiles, gy, gz),
         )
+
+    def matmul_variant_ok(self, cfg, layout) -> bool:
+        """Whether tile shape `cfg` exists for the kernel variant `layout` (vec4 needs TM, TN
+        multiples of 4 and whole vec4 loads per tile)."""
+        if layout is None:
+            return True
+        bm, bn, bk, tm, tn = cfg
+        return tm % 4 == 0 and tn % 4 == 0 and bk % 4 == 0
 
     def sort_with_indices(self, p: WgpuTensor, dim: int, descending: bool = False):
         """A stable bitonic sort along `dim`: one launch per (k, j) step over all rows."""

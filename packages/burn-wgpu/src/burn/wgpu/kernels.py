@@ -12,9 +12,19 @@ Conventions shared by every kernel:
 - 1-D launches fold workgroup counts above 65535 into y; kernels compute their linear index
   from `num_workgroups` and return past the end;
 - bool is stored as u32 (0 or 1); f16 math is done in f32 (`C` below is the compute type).
+
+Generators are cached: a launch asks for its source again and again, and gets back the same
+string object (cheap to look up in the pipeline cache).
+
+Hot paths have vec4 variants for contiguous data (elementwise ops on same-shape operands,
+reductions along a contiguous dim, matmul on row- or column-major operands): 16-byte loads and
+stores, no index arithmetic. Loops over register tiles are unrolled here, in Python, so every
+accumulator is a named variable the shader compiler can keep in registers.
 """
 
 from __future__ import annotations
+
+from functools import cache
 
 from burn.tensor import DType
 
@@ -276,6 +286,7 @@ def scalar_read(dtype: DType, word: str) -> str:
 
 
 # ====================================================================== elementwise
+@cache
 def unary(op: str, dtype: DType) -> str:
     t, c = store(dtype), compute(dtype)
     out_t = "u32" if dtype is DType.BOOL else t
@@ -290,6 +301,7 @@ def unary(op: str, dtype: DType) -> str:
     )
 
 
+@cache
 def binary(op: str, dtype: DType, rhs_scalar: bool) -> str:
     """`out = a op b`; with `rhs_scalar`, b is the info word after the lhs block."""
     t, c = store(dtype), compute(dtype)
@@ -314,6 +326,78 @@ def binary(op: str, dtype: DType, rhs_scalar: bool) -> str:
     )
 
 
+# 4-byte stored types: their contiguous data can be read and written as vec4.
+VEC_DTYPES = frozenset({DType.F32, DType.I32, DType.BOOL})
+
+ENTRY_VEC = f"""
+@compute @workgroup_size({WG})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {{
+    let i = (wid.y * nwg.x + wid.x) * {WG}u + lid;
+    if (i >= info[0]) {{ return; }}
+"""
+
+
+def _vec_apply(fn: str, out_t: str, *args: str) -> str:
+    """`vec4<out_t>(fn(args.x...), ..., fn(args.w...))`."""
+    parts = [f"{fn}({', '.join(f'{a}.{c}' for a in args)})" for c in "xyzw"]
+    return f"vec4<{out_t}>({', '.join(parts)})"
+
+
+@cache
+def unary_vec4(op: str, dtype: DType) -> str:
+    """Contiguous unary op four elements at a time. info = [n / 4, offset / 4]."""
+    t, c = store(dtype), compute(dtype)
+    out_t = "u32" if dtype is DType.BOOL else t
+    return (
+        header([("xa", f"vec4<{t}>", "r"), ("out", f"vec4<{out_t}>", "rw")], dtype)
+        + fns(dtype)
+        + f"""
+fn op_(x: {c}) -> {out_t} {{
+    return {out_t}({unary_expr(op, dtype)});
+}}
+"""
+        + ENTRY_VEC
+        + f"""    let va = xa[info[1] + i];
+    out[i] = {_vec_apply("op_", out_t, "va")};
+}}
+"""
+    )
+
+
+@cache
+def binary_vec4(op: str, dtype: DType, rhs_scalar: bool) -> str:
+    """Contiguous same-shape binary op four elements at a time.
+
+    info = [n / 4, lhs offset / 4, rhs offset / 4] or, with `rhs_scalar`, [n / 4, lhs offset
+    / 4, scalar bits].
+    """
+    t, c = store(dtype), compute(dtype)
+    expr, is_bool = binary_expr(op, dtype)
+    out_t = "u32" if is_bool or op in _CMP else t
+    bindings = [("xa", f"vec4<{t}>", "r")]
+    if not rhs_scalar:
+        bindings.append(("xb", f"vec4<{t}>", "r"))
+    bindings.append(("out", f"vec4<{out_t}>", "rw"))
+    rhs = f"vec4<{c}>({scalar_read(dtype, 'info[2]')})" if rhs_scalar else "xb[info[2] + i]"
+    return (
+        header(bindings, dtype)
+        + fns(dtype)
+        + f"""
+fn op_(a: {c}, b: {c}) -> {out_t} {{
+    return {out_t}({expr});
+}}
+"""
+        + ENTRY_VEC
+        + f"""    let va = xa[info[1] + i];
+    let vb = {rhs};
+    out[i] = {_vec_apply("op_", out_t, "va", "vb")};
+}}
+"""
+    )
+
+
+@cache
 def mask_where(dtype: DType) -> str:
     t = store(dtype)
     return (
@@ -345,6 +429,7 @@ def convert(src: DType, dst: DType, x: str = "x") -> str:
     return f"{d}({x})"
 
 
+@cache
 def copy(src: DType, dst: DType) -> str:
     """Strided `src` to strided `dst` with conversion: contiguous, cast, slice_assign, cat."""
     return (
@@ -357,6 +442,7 @@ def copy(src: DType, dst: DType) -> str:
     )
 
 
+@cache
 def fill(dtype: DType) -> str:
     """out[i] = scalar (info = [n, value])."""
     t = store(dtype)
@@ -369,6 +455,7 @@ def fill(dtype: DType) -> str:
     )
 
 
+@cache
 def arange(dtype: DType) -> str:
     """out[i] = start + i * step (info = [n, start, step] as i32 bits)."""
     t = store(dtype)
@@ -422,6 +509,7 @@ fn unit(bits: u32) -> f32 {
 """
 
 
+@cache
 def random(kind: str, dtype: DType) -> str:
     """info = [n, counter offset, key0, key1, p0 bits, p1 bits] (p as f32).
 
@@ -502,12 +590,36 @@ fn better(va: {c}, ia: u32, vb: {c}, ib: u32, strictly: bool) -> bool {{{nan}
 """
 
 
-def reduce(op: str, dtype: DType, serial: bool) -> str:
+def _reduce_loop(combine: str, c: str, vec: bool) -> str:
+    if not vec:
+        return f"""    for (var j = lo + lid; j < hi; j = j + {WG}u) {{
+        let vb = {c}(a[start + j * step]);
+        let ib = j;
+        {combine}
+    }}"""
+    parts = "\n".join(
+        f"""        {{
+            let vb = {c}(v.{comp});
+            let ib = j + {n}u;
+            {combine}
+        }}"""
+        for n, comp in enumerate("xyzw")
+    )
+    return f"""    for (var j = lo + lid * 4u; j < hi; j = j + {4 * WG}u) {{
+        let v = a[(start + j) / 4u];
+{parts}
+    }}"""
+
+
+@cache
+def reduce(op: str, dtype: DType, serial: bool, vec: bool = False) -> str:
     """A reduction along one dim, keeping it (size 1).
 
     info = [rows, L, chunk_len, chunks, rank, shape..., offset, strides..., dim_stride] where
     shape/strides describe the *other* dims. Tree mode: one workgroup per (row, chunk) with a
-    shared-memory tree; serial mode (short rows): one thread per row.
+    shared-memory tree; serial mode (short rows): one thread per row. `vec` (tree mode, not
+    arg reductions): the reduced dim is contiguous and every row start, L and chunk_len are
+    multiples of 4, so threads read vec4s.
     """
     t, c = store(dtype), compute(dtype)
     arg = op in ("argmax", "argmin")
@@ -516,8 +628,9 @@ def reduce(op: str, dtype: DType, serial: bool) -> str:
     out_t = "i32" if arg else t
     result = "i32(ia)" if arg else f"{t}(va)"
     combine = _combine(op, c)
+    in_t = f"vec4<{t}>" if vec else t
     common = (
-        header([("a", t, "r"), ("out", out_t, "rw")], dtype)
+        header([("a", in_t, "r"), ("out", out_t, "rw")], dtype)
         + fns(dtype)
         + (_better(c) if arg else "")
         + """
@@ -571,11 +684,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let start = row_base(row);
     var va: {c} = {ident};
     var ia: u32 = 0xffffffffu;
-    for (var j = lo + lid; j < hi; j = j + {WG}u) {{
-        let vb = {c}(a[start + j * step]);
-        let ib = j;
-        {combine}
-    }}
+{_reduce_loop(combine, c, vec)}
     sv[lid] = va;
     si[lid] = ia;
     for (var s = {WG // 2}u; s > 0u; s = s >> 1u) {{
@@ -601,6 +710,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
 
 # ====================================================================== indexing
+@cache
 def gather(dtype: DType) -> str:
     """out[i] = p[idx coords with dim replaced by idx[i]].
 
@@ -632,6 +742,7 @@ def gather(dtype: DType) -> str:
     )
 
 
+@cache
 def scatter_add(dtype: DType) -> str:
     """One thread per output element, summing the values whose index points at it.
 
@@ -684,11 +795,13 @@ def scatter_add(dtype: DType) -> str:
     )
 
 
+@cache
 def iota_rows(n_cols_word: str = "info[1]") -> str:
     """out[i] = i % cols as i32 (the initial indices of a sort). info = [n, cols]."""
     return header([("out", "i32", "rw")]) + ENTRY_1D + f"    out[i] = i32(i % {n_cols_word});\n}}\n"
 
 
+@cache
 def bitonic_step(dtype: DType, descending: bool) -> str:
     """One compare-exchange step (k, j) of a bitonic sort of rows of length P (a power of 2).
 
@@ -745,41 +858,14 @@ fn first(va: {c}, ia: i32, vb: {c}, ib: i32) -> bool {{
 
 
 # ====================================================================== matmul
-def matmul(dtype: DType, bm: int, bn: int, bk: int, tm: int, tn: int) -> str:
-    """Tiled, register-blocked batched matmul over strided operands.
-
-    A workgroup computes a BM x BN output tile with (BN/TN) x (BM/TM) threads; each thread
-    holds TM x TN accumulators for rows `ty + i * TY` and columns `tx + j * TX` (interleaved,
-    so stores are coalesced). Tiles of A and B go through workgroup memory BK at a time.
-    info = [M, N, K, batches, brank, bshape..., a_off, a_bstrides..., a_rs, a_cs, b_off,
-    b_bstrides..., b_rs, b_cs]; workgroups = (column tiles, row tiles x batches over y and z).
-    """
-    t, c = store(dtype), compute(dtype)
-    tx, ty = bn // tn, bm // tm
-    nt = tx * ty
-    zero = "0.0" if dtype.is_float else "0"
-    fma = (
-        "fma(ar[i], br[j], acc[i * {tn}u + j])"
-        if dtype.is_float
-        else "acc[i * {tn}u + j] + ar[i] * br[j]"
-    )
-    fma = fma.format(tn=tn)
-    return (
-        header([("a", t, "r"), ("b", t, "r"), ("out", t, "rw")], dtype)
-        + f"""
-var<workgroup> As: array<{c}, {bm * bk}>;
-var<workgroup> Bs: array<{c}, {bn * bk}>;
-
-@compute @workgroup_size({tx}, {ty}, 1)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid3: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) nwg: vec3<u32>) {{
+_MATMUL_BATCH = """
     let M = info[0];
     let N = info[1];
     let K = info[2];
     let br = info[4];
     let ab = 5u + br;
     let bb = ab + 3u + br;
-    let row_tiles = (M + {bm - 1}u) / {bm}u;
+    let row_tiles = (M + {bm1}u) / {bm}u;
     let linear = wid.z * nwg.y + wid.y;
     let batch = linear / row_tiles;
     if (batch >= info[3]) {{ return; }}
@@ -805,10 +891,64 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     let col0 = wid.x * {bn}u;
     let tx = lid3.x;
     let ty = lid3.y;
-    var acc: array<{c}, {tm * tn}>;
-    for (var q = 0u; q < {tm * tn}u; q = q + 1u) {{ acc[q] = {zero}; }}
-    var ar: array<{c}, {tm}>;
-    var br_: array<{c}, {tn}>;
+    let out_base = batch * M * N;
+"""
+
+_MATMUL_ENTRY = """
+@compute @workgroup_size({tx}, {ty}, 1)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid3: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32, @builtin(num_workgroups) nwg: vec3<u32>) {{
+"""
+
+
+@cache
+def matmul(dtype: DType, bm: int, bn: int, bk: int, tm: int, tn: int) -> str:
+    """Tiled, register-blocked batched matmul over strided operands (any layout, any dtype).
+
+    A workgroup computes a BM x BN output tile with (BN/TN) x (BM/TM) threads; each thread
+    holds TM x TN accumulators for rows `ty + i * TY` and columns `tx + j * TX` (interleaved,
+    so stores are coalesced). Tiles of A and B go through workgroup memory BK at a time.
+    info = [M, N, K, batches, brank, bshape..., a_off, a_bstrides..., a_rs, a_cs, b_off,
+    b_bstrides..., b_rs, b_cs]; workgroups = (column tiles, row tiles x batches over y and z).
+    """
+    t, c = store(dtype), compute(dtype)
+    tx, ty = bn // tn, bm // tm
+    nt = tx * ty
+    zero = "0.0" if dtype.is_float else "0"
+    decl = "\n".join(f"    var acc{i}_{j}: {c} = {zero};" for i in range(tm) for j in range(tn))
+    inner = []
+    for i in range(tm):
+        inner.append(f"            let ar{i} = As[kk * {bm}u + ty + {i * ty}u];")
+    for j in range(tn):
+        inner.append(f"            let br{j} = Bs[kk * {bn}u + tx + {j * tx}u];")
+    for i in range(tm):
+        for j in range(tn):
+            update = (
+                f"fma(ar{i}, br{j}, acc{i}_{j})"
+                if dtype.is_float
+                else f"acc{i}_{j} + ar{i} * br{j}"
+            )
+            inner.append(f"            acc{i}_{j} = {update};")
+    stores = []
+    for i in range(tm):
+        stores.append(f"    {{\n        let gm = row0 + ty + {i * ty}u;")
+        stores.append("        if (gm < M) {")
+        for j in range(tn):
+            stores.append(
+                f"            if (col0 + tx + {j * tx}u < N) {{ "
+                f"out[out_base + gm * N + col0 + tx + {j * tx}u] = {t}(acc{i}_{j}); }}"
+            )
+        stores.append("        }\n    }")
+    return (
+        header([("a", t, "r"), ("b", t, "r"), ("out", t, "rw")], dtype)
+        + f"""
+var<workgroup> As: array<{c}, {bm * bk}>;
+var<workgroup> Bs: array<{c}, {bn * bk}>;
+"""
+        + _MATMUL_ENTRY.format(tx=tx, ty=ty)
+        + _MATMUL_BATCH.format(bm=bm, bm1=bm - 1, bn=bn)
+        + decl
+        + f"""
     for (var k0 = 0u; k0 < K; k0 = k0 + {bk}u) {{
         for (var e = lid; e < {bm * bk}u; e = e + {nt}u) {{
             let m = e / {bk}u;
@@ -830,27 +970,151 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
         }}
         workgroupBarrier();
         for (var kk = 0u; kk < {bk}u; kk = kk + 1u) {{
-            for (var i = 0u; i < {tm}u; i = i + 1u) {{ ar[i] = As[kk * {bm}u + ty + i * {ty}u]; }}
-            for (var j = 0u; j < {tn}u; j = j + 1u) {{ br_[j] = Bs[kk * {bn}u + tx + j * {tx}u]; }}
-            for (var i = 0u; i < {tm}u; i = i + 1u) {{
-                for (var j = 0u; j < {tn}u; j = j + 1u) {{
-                    acc[i * {tn}u + j] = {fma.replace("br[j]", "br_[j]")};
-                }}
-            }}
-        }}
-        workgroupBarrier();
-    }}
-    let out_base = batch * M * N;
-    for (var i = 0u; i < {tm}u; i = i + 1u) {{
-        let gm = row0 + ty + i * {ty}u;
-        if (gm >= M) {{ continue; }}
-        for (var j = 0u; j < {tn}u; j = j + 1u) {{
-            let gn = col0 + tx + j * {tx}u;
-            if (gn < N) {{ out[out_base + gm * N + gn] = {t}(acc[i * {tn}u + j]); }}
-        }}
-    }}
-}}
 """
+        + "\n".join(inner)
+        + """
+        }
+        workgroupBarrier();
+    }
+"""
+        + "\n".join(stores)
+        + "\n}\n"
+    )
+
+
+def _tile_loads(
+    name: str, rows: int, bk: int, nt: int, k_major: bool, strides: tuple[str, str], lim: str
+) -> tuple[list[str], list[str]]:
+    """WGSL lines loading one BK-deep vec4 tile of `name` into registers, then into shared.
+
+    The tile is `rows` (BM of A, or BN of B) by BK, stored in workgroup memory k-major as
+    vec4s of 4 consecutive rows: `S[kk * rows / 4 + row / 4]`. With `k_major` the operand is
+    contiguous along k (4 consecutive k per global vec4, transposed on the way into shared
+    memory); otherwise it is contiguous along the rows (a global vec4 is a shared vec4).
+    `strides` are the WGSL names of the row and k strides, `lim` the row count (M or N).
+    Returns (loads into registers `{name}r{l}`, stores into shared `{name}s`).
+    """
+    total = rows * bk // 4
+    loads, stores = [], []
+    base, (rs, ks) = f"{name}_base", strides
+    row_word = "row0" if name == "a" else "col0"
+    for n in range(-(-total // nt)):
+        e = f"(lid + {n * nt}u)"
+        guard = f"{e} < {total}u && " if (n + 1) * nt > total else ""
+        reg = f"{name}r{n}"
+        if k_major:
+            row, kq = f"({e} / {bk // 4}u)", f"({e} % {bk // 4}u)"
+            g_row, g_k = f"{row_word} + {row}", f"k0 + {kq} * 4u"
+            index = f"({base} + ({g_row}) * {rs} + {g_k}) / 4u"
+        else:
+            kk, rq = f"({e} / {rows // 4}u)", f"({e} % {rows // 4}u)"
+            g_row, g_k = f"{row_word} + {rq} * 4u", f"k0 + {kk}"
+            index = f"({base} + ({g_k}) * {ks} + {g_row}) / 4u"
+        loads.append(f"        {reg} = vec4<f32>(0.0);")
+        check = f"{guard}{g_row} < {lim} && {g_k} < K"
+        loads.append(f"        if ({check}) {{ {reg} = {name}[{index}]; }}")
+        if k_major:
+            slot = f"{row} / 4u][{row} % 4u]"
+            st = [
+                f"{name}s[({kq} * 4u + {q}u) * {rows // 4}u + {slot} = {reg}.{comp};"
+                for q, comp in enumerate("xyzw")
+            ]
+            body = " ".join(st)
+        else:
+            body = f"{name}s[{kk} * {rows // 4}u + {rq}] = {reg};"
+        stores.append(f"        if ({guard}true) {{ {body} }}" if guard else f"        {body}")
+    return loads, stores
+
+
+@cache
+def matmul_vec4(bm: int, bn: int, bk: int, tm: int, tn: int, a_k: bool, b_k: bool) -> str:
+    """f32 matmul of contiguous operands with vec4 loads, vec4 shared tiles and vec4 stores.
+
+    Each thread of the (BN/TN) x (BM/TM) workgroup owns TM x TN outputs: TM/4 groups of 4 rows
+    (`g * 4 * TY + ty * 4 + r`) by TN/4 groups of 4 columns (`h * 4 * TX + tx * 4 + c`), held
+    as TM * TN / 4 vec4 accumulators. Per k step a thread reads TM/4 + TN/4 vec4s from shared
+    memory and does TM * TN FMAs. The next tile's global loads are issued before the current
+    tile's math, so their latency is hidden.
+
+    `a_k`: A is contiguous along k (row-major), else along m (a transposed view); `b_k`: B is
+    contiguous along k (a transposed view), else along n (row-major). The caller guarantees
+    16-byte alignment: offsets, batch strides and the leading strides are multiples of 4, and
+    so are K, N, and M when A is m-contiguous. Same info layout as `matmul`.
+    """
+    tx, ty = bn // tn, bm // tm
+    nt = tx * ty
+    gm_, gn_ = tm // 4, tn // 4
+    a_loads, a_stores = _tile_loads("a", bm, bk, nt, a_k, ("a_rs", "a_cs"), "M")
+    b_loads, b_stores = _tile_loads("b", bn, bk, nt, b_k, ("b_cs", "b_rs"), "N")
+    regs = [f"    var ar{n}: vec4<f32>;" for n in range(-(-(bm * bk // 4) // nt))]
+    regs += [f"    var br{n}: vec4<f32>;" for n in range(-(-(bn * bk // 4) // nt))]
+    accs = [
+        f"    var acc{g}_{r}_{h} = vec4<f32>(0.0);"
+        for g in range(gm_)
+        for r in range(4)
+        for h in range(gn_)
+    ]
+    math = []
+    for kk in range(bk):
+        math.append("        {")
+        for g in range(gm_):
+            math.append(f"            let a{g} = as_[{kk * bm // 4 + g * ty}u + ty];")
+        for h in range(gn_):
+            math.append(f"            let b{h} = bs[{kk * bn // 4 + h * tx}u + tx];")
+        for g in range(gm_):
+            for r, comp in enumerate("xyzw"):
+                for h in range(gn_):
+                    acc = f"acc{g}_{r}_{h}"
+                    math.append(f"            {acc} = fma(vec4<f32>(a{g}.{comp}), b{h}, {acc});")
+        math.append("        }")
+    stores = []
+    for g in range(gm_):
+        for r in range(4):
+            stores.append(f"    {{\n        let gm = row0 + {g * 4 * ty + r}u + ty * 4u;")
+            stores.append("        if (gm < M) {")
+            for h in range(gn_):
+                col = f"col0 + {h * 4 * tx}u + tx * 4u"
+                stores.append(
+                    f"            if ({col} < N) {{ "
+                    f"out[(out_base + gm * N + {col}) / 4u] = acc{g}_{r}_{h}; }}"
+                )
+            stores.append("        }\n    }")
+    # The loaders name the operands `a`/`b` and their shared tiles `as`/`bs` (`as_`, since
+    # `as` is reserved in WGSL).
+    a_stores = [line.replace("as[", "as_[") for line in a_stores]
+    return (
+        header([("a", "vec4<f32>", "r"), ("b", "vec4<f32>", "r"), ("out", "vec4<f32>", "rw")])
+        + f"""
+var<workgroup> as_: array<vec4<f32>, {bm * bk // 4}>;
+var<workgroup> bs: array<vec4<f32>, {bn * bk // 4}>;
+"""
+        + _MATMUL_ENTRY.format(tx=tx, ty=ty)
+        + _MATMUL_BATCH.format(bm=bm, bm1=bm - 1, bn=bn)
+        + "\n".join(regs + accs)
+        + "\n    var k0 = 0u;\n    {\n"
+        + "\n".join(a_loads + b_loads)
+        + """
+    }
+    loop {
+        if (k0 >= K) { break; }
+"""
+        + "\n".join(a_stores + b_stores)
+        + f"""
+        workgroupBarrier();
+        k0 = k0 + {bk}u;
+        if (k0 < K) {{
+"""
+        + "\n".join("    " + line for line in a_loads + b_loads)
+        + """
+        }
+"""
+        + "\n".join(math)
+        + """
+        workgroupBarrier();
+    }
+"""
+        + "\n".join(stores)
+        + "\n}\n"
     )
 
 
@@ -868,6 +1132,7 @@ fn src_at() -> u32 { return 5u + 6u * info[1]; }
 """
 
 
+@cache
 def im2col(dtype: DType) -> str:
     """`x [N, C, *size]` (strided) -> `[N, C, taps, *out]`: what each kernel tap sees.
 
@@ -915,6 +1180,7 @@ def im2col(dtype: DType) -> str:
     )
 
 
+@cache
 def col2im(dtype: DType) -> str:
     """Adjoint of `im2col`: `cols [N, C, taps, *out]` (strided) summed into `[N, C, *size]`.
 

@@ -6,13 +6,20 @@ batch is submitted when it grows large, when a host write must be ordered after 
 the host reads a buffer (`read`). Nothing waits for the GPU except a read.
 
 Kernel parameters (shapes, strides, offsets, scalars) go into one small storage buffer per
-batch, the *info arena*: each launch appends its words and binds its slice. The arena is
-written to the GPU right before the batch is submitted, so launches cost no extra transfer.
+batch, the *info arena*: each launch appends its words and binds its slice through a dynamic
+offset. The arena is written to the GPU right before the batch is submitted, so launches cost
+no extra transfer.
+
+A launch costs the host a dictionary lookup for its pipeline and, usually, one for its bind
+group: bind groups are cached by the buffers they bind (the info slice is a dynamic offset, so
+it is not part of the key), and pooled buffers come back in the same order step after step.
+Freed buffers return to the pool at once and kernels may reuse them inside the open batch
+(dispatches run in recording order); only a host upload avoids buffers that the open batch
+touches, since queue writes land before the batch runs.
 """
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from dataclasses import dataclass
 
@@ -24,7 +31,9 @@ import wgpu
 STORAGE_USAGE = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
 MIN_BUFFER = 256
 ARENA_BYTES = 1 << 16
+INFO_WINDOW = 256  # bytes bound for a launch's info words (larger lists get a larger window)
 MAX_BATCH = 128
+MAX_BIND_GROUPS = 8192
 
 
 class NoAdapterError(RuntimeError):
@@ -80,12 +89,15 @@ class BufferPool:
 
     Bounded: free buffers beyond `max_free_bytes` are destroyed (largest first is not worth
     tracking; the newest release is dropped), so a program's device memory settles at its
-    working set plus at most that cache.
+    working set plus at most that cache. While `deferring` (recorded work not yet submitted may
+    still use a freed buffer) the bound is enforced later, by `trim()` after the submission.
     """
 
     def __init__(self, device, max_free_bytes: int = 1 << 30):
         self.device = device
         self.max_free_bytes = max_free_bytes
+        self.deferring = False
+        self.on_destroy = None  # called with the ids of destroyed buffers (drops bind groups)
         self.free: dict[int, list] = {}
         # Every buffer the pool made, by id: owning them here keeps a buffer reachable even when
         # the last tensor using it dies inside a garbage cycle, so the collector never
@@ -94,16 +106,23 @@ class BufferPool:
         self.stats = PoolStats()
         self._lock = threading.RLock()
 
-    def acquire(self, nbytes: int) -> Handle:
+    def acquire(self, nbytes: int, avoid: set[int] | None = None) -> Handle:
+        """A buffer of at least `nbytes`; with `avoid`, none whose id is in that set."""
         size = size_class(nbytes)
         with self._lock:
             bucket = self.free.get(size)
+            buffer = None
             if bucket:
-                buffer = bucket.pop()
+                if not avoid:
+                    buffer = bucket.pop()
+                else:
+                    for i in range(len(bucket) - 1, -1, -1):
+                        if id(bucket[i]) not in avoid:
+                            buffer = bucket.pop(i)
+                            break
+            if buffer is not None:
                 self.stats.free_bytes -= size
                 self.stats.reused += 1
-            else:
-                buffer = None
             self.stats.in_use_bytes += size
         if buffer is None:
             buffer = self.device.create_buffer(size=size, usage=STORAGE_USAGE)
@@ -115,24 +134,40 @@ class BufferPool:
     def release(self, buffer, size: int) -> None:
         with self._lock:
             self.stats.in_use_bytes -= size
-            if self.stats.free_bytes + size > self.max_free_bytes:
-                self.stats.destroyed += 1
-                self.live.pop(id(buffer), None)
-                buffer.destroy()
+            if not self.deferring and self.stats.free_bytes + size > self.max_free_bytes:
+                self._destroy([buffer])
                 return
             self.free.setdefault(size, []).append(buffer)
             self.stats.free_bytes += size
 
+    def _destroy(self, buffers) -> None:
+        for buffer in buffers:
+            self.live.pop(id(buffer), None)
+            buffer.destroy()
+            self.stats.destroyed += 1
+        if buffers and self.on_destroy is not None:
+            self.on_destroy({id(b) for b in buffers})
+
+    def trim(self) -> None:
+        """Destroy free buffers until the cache is within `max_free_bytes` (newest first)."""
+        with self._lock:
+            if self.stats.free_bytes <= self.max_free_bytes:
+                return
+            doomed = []
+            for size in sorted(self.free, reverse=True):
+                bucket = self.free[size]
+                while bucket and self.stats.free_bytes > self.max_free_bytes:
+                    doomed.append(bucket.pop())
+                    self.stats.free_bytes -= size
+            self._destroy(doomed)
+
     def clear(self) -> None:
         """Destroy every cached free buffer (live tensors keep theirs)."""
         with self._lock:
-            for bucket in self.free.values():
-                for buffer in bucket:
-                    self.live.pop(id(buffer), None)
-                    buffer.destroy()
-                    self.stats.destroyed += 1
+            doomed = [buffer for bucket in self.free.values() for buffer in bucket]
             self.free.clear()
             self.stats.free_bytes = 0
+            self._destroy(doomed)
 
 
 def _select_adapter(kind: str, index: int):
@@ -188,13 +223,15 @@ class Runtime:
         self.align = max(4, int(self.limits.get("min-storage-buffer-offset-alignment", 256)))
         self.max_groups = int(self.limits.get("max-compute-workgroups-per-dimension", 65535))
         self.pool = BufferPool(self.device)
-        self._pipelines: dict[str, tuple] = {}
+        self.pool.on_destroy = self._forget_bind_groups
+        self._pipelines: dict[tuple, tuple] = {}
         self._layouts: dict[tuple, tuple] = {}
+        self._groups: dict[tuple, object] = {}
         self._lock = threading.RLock()
         self._encoder = None
         self._pass = None
         self._pending = 0
-        self._keep: list = []  # handles the open batch reads or writes: alive until submitted
+        self._touched: set[int] = set()  # ids of the buffers the open batch reads or writes
         self._arena = None
         self._arena_words = np.zeros(ARENA_BYTES // 4, dtype=np.uint32)
         self._arena_used = 0
@@ -221,15 +258,13 @@ class Runtime:
     def upload(self, array: np.ndarray) -> Handle:
         """A new buffer holding `array`'s bytes (ordered after all recorded work)."""
         raw = np.ascontiguousarray(array).view(np.uint8).reshape(-1)
-        handle = self.alloc(raw.nbytes)
-        if raw.nbytes:
-            if raw.nbytes % 4:
-                raw = np.concatenate([raw, np.zeros(4 - raw.nbytes % 4, np.uint8)])
-            with self._lock:
-                # A recycled buffer may still be read by recorded work: submit that first,
-                # since queue writes are ordered only against submitted work.
-                if self._pending:
-                    self.flush()
+        with self._lock:
+            # Queue writes land before the open batch runs, so the buffer must be one that the
+            # batch does not use (a fresh or untouched pooled one); no flush is needed.
+            handle = self.pool.acquire(raw.nbytes, self._touched if self._pending else None)
+            if raw.nbytes:
+                if raw.nbytes % 4:
+                    raw = np.concatenate([raw, np.zeros(4 - raw.nbytes % 4, np.uint8)])
                 self.queue.write_buffer(handle.buffer, 0, raw)
         return handle
 
@@ -252,7 +287,8 @@ class Runtime:
             self._encoder.copy_buffer_to_buffer(
                 src.buffer, src_offset, dst.buffer, dst_offset, nbytes
             )
-            self._keep += (src, dst)
+            self._touched.update((id(src.buffer), id(dst.buffer)))
+            self._begin()
             self._pending += 1
 
     # ------------------------------------------------------------------ pipelines
@@ -262,9 +298,14 @@ class Runtime:
         if entry is None:
             data = tuple("storage" if a == "rw" else "read-only-storage" for a in access)
             kinds = data + ("read-only-storage",) if info_last else ("read-only-storage",) + data
+            info_at = len(access) if info_last else 0
             bgl = self.device.create_bind_group_layout(
                 entries=[
-                    {"binding": i, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": {"type": t}}
+                    {
+                        "binding": i,
+                        "visibility": wgpu.ShaderStage.COMPUTE,
+                        "buffer": {"type": t, "has_dynamic_offset": i == info_at},
+                    }
                     for i, t in enumerate(kinds)
                 ]
             )
@@ -273,8 +314,11 @@ class Runtime:
         return entry
 
     def pipeline(self, source: str, access: tuple[str, ...], info_last: bool = False):
-        """The compiled pipeline for WGSL `source` (cached by source text and layout)."""
-        key = hashlib.sha1(source.encode() + repr((access, info_last)).encode()).hexdigest()
+        """The compiled pipeline for WGSL `source` (cached by source text and layout).
+
+        Kernel sources are cached strings, whose hash Python keeps: the lookup is cheap.
+        """
+        key = (source, access, info_last)
         entry = self._pipelines.get(key)
         if entry is None:
             bgl, pl = self._layout(access, info_last)
@@ -294,24 +338,40 @@ class Runtime:
         if self._encoder is None:
             self._encoder = self.device.create_command_encoder()
 
+    def _begin(self):
+        """Mark a batch open: freed buffers may be in use until it is submitted."""
+        self.pool.deferring = True
+
+    def _forget_bind_groups(self, ids: set[int]) -> None:
+        """Drop the cached bind groups that bind any of the buffers `ids` (destroyed)."""
+        with self._lock:
+            stale = [key for key in self._groups if not ids.isdisjoint(key[2:])]
+            for key in stale:
+                del self._groups[key]
+
     def _end_pass(self):
         if self._pass is not None:
             self._pass.end()
             self._pass = None
 
     def _arena_slice(self, words: np.ndarray) -> tuple[int, int]:
-        """Reserve room for `words` in the batch's info arena; (byte offset, byte size)."""
-        n = max(1, len(words))
-        nbytes = n * 4
+        """Reserve room for `words` in the batch's info arena; (byte offset, window size).
+
+        The window (the bound size) is `INFO_WINDOW` bytes, or a larger power of two for long
+        info lists, so that bind groups do not depend on how many words a launch has.
+        """
+        nbytes = max(1, len(words)) * 4
+        window = INFO_WINDOW if nbytes <= INFO_WINDOW else 1 << (nbytes - 1).bit_length()
         start = (self._arena_used + self.align - 1) // self.align * self.align
-        if start + nbytes > ARENA_BYTES:
+        if start + window > ARENA_BYTES:
             self.flush()
             start = 0
         if self._arena is None:
-            self._arena = self.alloc(ARENA_BYTES)
+            # Written just before the batch runs: never a buffer that the batch uses.
+            self._arena = self.pool.acquire(ARENA_BYTES, self._touched)
         self._arena_words[start // 4 : start // 4 + len(words)] = words
         self._arena_used = start + nbytes
-        return start, nbytes
+        return start, window
 
     def launch(self, source: str, access, handles, info, groups, info_last: bool = False) -> None:
         """Record one dispatch of `source` over `groups` workgroups.
@@ -328,35 +388,44 @@ class Runtime:
         if gx == 0 or gy == 0 or gz == 0:
             return
         if gx > self.max_groups:
-            gy = gy * ((gx + self.max_groups - 1) // self.max_groups)
-            gx = self.max_groups
+            # Fold into y as evenly as possible (few idle workgroups past the end).
+            fold = -(-gx // self.max_groups)
+            gx = -(-gx // fold)
+            gy = gy * fold
         info = np.asarray(info, dtype=np.int64).astype(np.uint32)
         with self._lock:
-            pipe, bgl = self.pipeline(source, tuple(access), info_last)
-            off, size = self._arena_slice(info)
-            first = 0 if info_last else 1
-            entries = [
-                {
-                    "binding": i + first,
-                    "resource": {"buffer": h.buffer, "offset": 0, "size": h.size},
-                }
-                for i, h in enumerate(handles)
-            ]
-            info_binding = len(handles) if info_last else 0
-            entries.append(
-                {
-                    "binding": info_binding,
-                    "resource": {"buffer": self._arena.buffer, "offset": off, "size": size},
-                }
-            )
-            group = self.device.create_bind_group(layout=bgl, entries=entries)
-            self._ensure_encoder()
+            access = tuple(access)
+            pipe, bgl = self.pipeline(source, access, info_last)
+            off, window = self._arena_slice(info)
+            arena = self._arena.buffer
+            buffers = [h.buffer for h in handles]
+            key = (id(bgl), window, id(arena), *map(id, buffers))
+            group = self._groups.get(key)
+            if group is None:
+                first = 0 if info_last else 1
+                entries = [
+                    {"binding": i + first, "resource": {"buffer": b, "offset": 0, "size": b.size}}
+                    for i, b in enumerate(buffers)
+                ]
+                entries.append(
+                    {
+                        "binding": len(buffers) if info_last else 0,
+                        "resource": {"buffer": arena, "offset": 0, "size": window},
+                    }
+                )
+                if len(self._groups) >= MAX_BIND_GROUPS:
+                    self._groups.clear()
+                group = self._groups[key] = self.device.create_bind_group(
+                    layout=bgl, entries=entries
+                )
             if self._pass is None:
+                self._ensure_encoder()
                 self._pass = self._encoder.begin_compute_pass()
+                self._begin()
             self._pass.set_pipeline(pipe)
-            self._pass.set_bind_group(0, group)
+            self._pass.set_bind_group(0, group, [off])
             self._pass.dispatch_workgroups(gx, gy, gz)
-            self._keep.extend(handles)
+            self._touched.update(map(id, buffers))
             self._pending += 1
             self.launches += 1
             if self._pending >= MAX_BATCH:
@@ -375,11 +444,13 @@ class Runtime:
             self.queue.submit([self._encoder.finish()])
             self._encoder = None
             self._pending = 0
-            # Submitted work is ordered before any later write, so the handles (and the arena)
-            # may now go back to the pool for reuse.
-            self._keep.clear()
+            # Submitted work is ordered before any later write, so the arena may go back to the
+            # pool, uploads may use any buffer, and the pool may destroy what it holds too much.
+            self._touched.clear()
             self._arena = None
             self._arena_used = 0
+            self.pool.deferring = False
+            self.pool.trim()
 
     def sync(self) -> None:
         """Submit and wait until the GPU has done everything recorded so far.
@@ -428,4 +499,3 @@ def adapter_available() -> str | None:
     except Exception as e:  # noqa: BLE001 - any failure to find a device is "unavailable"
         return f"no usable WebGPU adapter: {e}"
     return None
-

@@ -1,0 +1,112 @@
+"""The fast paths: every matmul tile shape and layout, vec4 elementwise ops and reductions,
+and the runtime's reuse rules (freed buffers reused inside a batch, uploads never clobbering
+work that is recorded but not yet submitted)."""
+
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import pytest
+from burn.tensor import DType, TensorData
+from burn.wgpu import Wgpu, autotune
+from burn.wgpu.backend import _vec_layout
+
+
+def up(array, dtype=np.float32):
+    return Wgpu.from_data(TensorData(np.ascontiguousarray(array, dtype=dtype)), Wgpu.device())
+
+
+def down(p):
+    return Wgpu.into_data(p).array
+
+
+def transposed(array):
+    """A transposed view of an uploaded transpose: the same values, the other layout."""
+    return Wgpu.permute(up(array.T.copy()), (1, 0))
+
+
+@pytest.mark.parametrize("cfg", autotune.CANDIDATES + (autotune.SMALL,))
+@pytest.mark.parametrize("a_t, b_t", [(False, False), (True, False), (False, True)])
+def test_every_matmul_tile_shape_and_layout(cfg, a_t, b_t):
+    rng = np.random.default_rng(0)
+    m, k, n = 72, 40, 36  # partial tiles everywhere, K a multiple of 4 but not of BK
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    lhs = transposed(a) if a_t else up(a)
+    rhs = transposed(b) if b_t else up(b)
+    layout = _vec_layout(lhs, rhs, (), m, n, k)
+    assert layout == (not a_t, b_t)
+    for variant in (None, layout):
+        if not Wgpu.matmul_variant_ok(cfg, variant):
+            continue
+        out = Wgpu._like(lhs, (m, n))
+        Wgpu._matmul_launch(lhs, rhs, out, (), cfg, variant)
+        np.testing.assert_allclose(down(out), a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_batched_broadcast_matmul_on_the_vec4_kernel():
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((2, 3, 8, 12)).astype(np.float32)
+    b = rng.standard_normal((3, 12, 20)).astype(np.float32)
+    lhs, rhs = up(a), Wgpu.expand(up(b[None]), (2, 3, 12, 20))
+    assert _vec_layout(lhs, rhs, (2, 3), 8, 20, 12) == (True, False)
+    out = Wgpu._like(lhs, (2, 3, 8, 20))
+    Wgpu._matmul_launch(lhs, rhs, out, (2, 3), (64, 64, 16, 4, 4), (True, False))
+    np.testing.assert_allclose(down(out), a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_unaligned_operands_use_the_generic_kernel():
+    a = np.arange(6 * 5, dtype=np.float32).reshape(6, 5)
+    assert _vec_layout(up(a), up(a.T), (), 6, 6, 5) is None
+    np.testing.assert_allclose(down(Wgpu.matmul(up(a), up(a.T))), a @ a.T, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_vec4_elementwise_matches_the_strided_path(dtype):
+    x = np.arange(-8, 16, dtype=dtype).reshape(4, 6)
+    y = (np.arange(24, dtype=dtype).reshape(4, 6) % 5) + 1
+    px, py = up(x, dtype), up(y, dtype)
+    views = (Wgpu.slice(up(np.concatenate([x, x]), dtype), ((4, 8, 1), (0, 6, 1))), px)
+    for v in views:  # an offset view (offset 24) and a plain buffer
+        np.testing.assert_array_equal(down(Wgpu.binary("mul", v, py)), x * y)
+        np.testing.assert_array_equal(down(Wgpu.binary("lt", v, py)), x < y)
+        np.testing.assert_array_equal(down(Wgpu.binary_scalar("sub", v, 3)), x - 3)
+        np.testing.assert_array_equal(down(Wgpu.unary("abs", v)), np.abs(x))
+
+
+def test_vec4_reductions_over_contiguous_rows():
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((3, 40000)).astype(np.float32)
+    p = up(x)
+    np.testing.assert_allclose(down(Wgpu.reduce("sum", p, 1))[:, 0], x.sum(1), rtol=1e-4)
+    np.testing.assert_allclose(down(Wgpu.reduce("max", p, 1))[:, 0], x.max(1))
+    np.testing.assert_array_equal(down(Wgpu.reduce("argmin", p, 1))[:, 0], x.argmin(1))
+    flat = Wgpu.reshape(p, (120000,))
+    np.testing.assert_allclose(down(Wgpu.reduce("sum", flat, 0))[0], x.sum(), rtol=1e-4)
+
+
+def test_freed_buffers_are_reused_inside_a_batch():
+    rt = Wgpu.runtime()
+    a = up(np.ones(1 << 14))
+    rt.flush()
+    created = rt.pool.stats.created
+    for _ in range(20):
+        Wgpu.binary("add", a, a)  # the result is dropped at once
+    assert rt.pool.stats.created - created <= 2
+    rt.sync()
+
+
+def test_an_upload_never_lands_in_a_buffer_the_open_batch_uses():
+    rt = Wgpu.runtime()
+    rt.flush()
+    x = up(np.full(64, 2.0))
+    y = Wgpu.binary_scalar("mul", x, 3.0)  # recorded, not submitted
+    z = Wgpu.binary("add", y, y)  # reads y
+    del y
+    gc.collect()  # y's buffer is free again while the batch still reads it
+    assert rt._pending
+    fresh = up(np.full(64, 100.0), np.float32)
+    np.testing.assert_array_equal(down(z), np.full(64, 12.0))
+    np.testing.assert_array_equal(down(fresh), np.full(64, 100.0))
+    assert Wgpu.dtype(fresh) is DType.F32
