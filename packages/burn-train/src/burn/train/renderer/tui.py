@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 
+import numpy as np
 from burn.train.renderer.base import MetricsRendererBase, MetricState, TrainingProgress
 from burn.train.renderer.cli import running_text
 
@@ -47,13 +48,13 @@ def braille_plot(series: list[tuple[_Series, str]], width: int, height: int):
     """A `rich.text.Text` chart of several series in braille dots (2x4 dots per character)."""
     from rich.text import Text
 
-    points = [(x, y) for s, _ in series for x, y in zip(s.xs, s.ys, strict=True)]
-    if not points:
+    present = [s for s, _ in series if s.xs]
+    if not present:
         return Text("waiting for values...", style="dim")
-    x_lo = min(p[0] for p in points)
-    x_hi = max(p[0] for p in points)
-    y_lo = min(p[1] for p in points)
-    y_hi = max(p[1] for p in points)
+    x_lo = min(min(s.xs) for s in present)
+    x_hi = max(max(s.xs) for s in present)
+    y_lo = min(min(s.ys) for s in present)
+    y_hi = max(max(s.ys) for s in present)
     if x_hi == x_lo:
         x_hi = x_lo + 1.0
     if y_hi == y_lo:
@@ -64,11 +65,16 @@ def braille_plot(series: list[tuple[_Series, str]], width: int, height: int):
     cells: list[list[int]] = [[0] * plot_width for _ in range(height)]
     owner: list[list[str | None]] = [[None] * plot_width for _ in range(height)]
     for s, style in series:
-        for x, y in zip(s.xs, s.ys, strict=True):
-            dx = min(int((x - x_lo) / (x_hi - x_lo) * (dots_w - 1) + 0.5), dots_w - 1)
-            dy = min(int((y_hi - y) / (y_hi - y_lo) * (dots_h - 1) + 0.5), dots_h - 1)
-            row, col = dy // 4, dx // 2
-            cells[row][col] |= _BRAILLE_BITS[dy % 4][dx % 2]
+        if not s.xs:
+            continue
+        xs = np.asarray(s.xs)
+        ys = np.asarray(s.ys)
+        dx = np.minimum(((xs - x_lo) / (x_hi - x_lo) * (dots_w - 1) + 0.5).astype(int), dots_w - 1)
+        dy = np.minimum(((y_hi - ys) / (y_hi - y_lo) * (dots_h - 1) + 0.5).astype(int), dots_h - 1)
+        dots = np.unique(dy * dots_w + dx)  # each dot once: a frame costs the plot's size
+        for row_dot, col_dot in zip(*np.divmod(dots, dots_w), strict=True):
+            row, col = row_dot // 4, col_dot // 2
+            cells[row][col] |= _BRAILLE_BITS[row_dot % 4][col_dot % 2]
             owner[row][col] = style
     text = Text()
     for row in range(height):
@@ -167,7 +173,7 @@ class TuiMetricsRenderer(MetricsRendererBase):
     """
 
     def __init__(
-        self, console=None, refresh_per_second: float = 4.0, plot_height: int = 8, live: bool = True
+        self, console=None, refresh_per_second: float = 2.0, plot_height: int = 8, live: bool = True
     ):
         from rich.console import Console
 
