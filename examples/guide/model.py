@@ -22,6 +22,8 @@ from burn.train import ClassificationOutput, TrainOutput
 
 # ANCHOR: model
 class Model(Module):
+    """The digit classifier: two convolutions, pooling to 8x8, two linear layers."""
+
     conv1: Conv2d
     conv2: Conv2d
     pool: AdaptiveAvgPool2d
