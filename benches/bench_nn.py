@@ -1,0 +1,361 @@
+"""One training step of burn.nn models on Autodiff(NdArray) against the same step in PyTorch.
+
+A training step here is everything a custom training loop does per batch: the forward pass and
+the loss, `backward()`, the gradients by parameter (`GradientsParams`) and an Adam update that
+returns the new model. PyTorch does the same with `zero_grad()`, `backward()` and
+`optimizer.step()`. Two models, the sizes named in the burn-nn issue:
+
+- a Transformer encoder: 2 layers, d_model 128, 4 heads, d_ff 512, GELU, post-norm, dropout
+  0.1, on a batch of 32 sequences of 64 vectors;
+- an LSTM: hidden size 256, input size 128, on a batch of 32 sequences of 50 steps.
+
+Both end in a mean squared error against a fixed random target. Before anything is timed, both
+frameworks get the same weights (ours copied from torch's, transposed where the layouts differ)
+and must agree on the loss and on every gradient, with dropout off; the timed models keep those
+weights and use dropout as configured. Times are medians after warm-up steps, reported with
+ratios, never as targets.
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 uv run python benches/bench_nn.py
+    uv run python benches/bench_nn.py --quick    # fewer repeats, nothing written
+
+PyTorch is not a project dependency; without it the torch columns stay empty.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+
+import numpy as np
+from burn import nn
+from burn.autodiff import Autodiff
+from burn.module import Module
+from burn.ndarray import NdArray
+from burn.nn.loss import MseLoss
+from burn.optim import AdamConfig, GradientsParams
+from burn.tensor import Tensor
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+from common import machine, machine_lines, markdown_table, median_ms, ratio, write_section
+
+SECTION = "## burn-nn: training steps of a Transformer encoder and an LSTM"
+B = Autodiff(NdArray)
+LR = 1e-3
+
+
+# ---------------------------------------------------------------------- the models
+
+
+class Encoder(Module):
+    def __init__(self, d_model: int, d_ff: int, heads: int, layers: int, dropout: float, device):
+        self.encoder = nn.TransformerEncoderConfig(
+            d_model, d_ff, heads, layers, dropout=dropout
+        ).init(device)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.encoder.forward(nn.TransformerEncoderInput(x))
+
+
+class Recurrent(Module):
+    def __init__(self, d_input: int, d_hidden: int, device):
+        self.lstm = nn.LstmConfig(d_input, d_hidden, True).init(device)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.lstm.forward(x)[0]
+
+
+def torch_encoder(d_model: int, d_ff: int, heads: int, layers: int, dropout: float):
+    return torch.nn.Sequential(
+        *(
+            torch.nn.TransformerEncoderLayer(
+                d_model, heads, d_ff, dropout, activation="gelu", batch_first=True
+            )
+            for _ in range(layers)
+        )
+    )
+
+
+def torch_lstm(d_input: int, d_hidden: int):
+    class Lstm(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = torch.nn.LSTM(d_input, d_hidden, batch_first=True)
+
+        def forward(self, x):
+            return self.lstm(x)[0]
+
+    return Lstm()
+
+
+# ---------------------------------------------------------------------- torch weights, our names
+
+
+def np32(t) -> np.ndarray:
+    return t.detach().numpy().astype(np.float32)
+
+
+def linear(prefix: str, weight, bias) -> dict[str, np.ndarray]:
+    """torch's (out, in) weight as our Linear's [in, out]."""
+    return {f"{prefix}.weight": np32(weight).T.copy(), f"{prefix}.bias": np32(bias)}
+
+
+def encoder_params(model) -> dict[str, np.ndarray]:
+    params = {}
+    for i, layer in enumerate(model):
+        p = f"encoder.layers.{i}."
+        d = layer.self_attn.embed_dim
+        w, b = layer.self_attn.in_proj_weight, layer.self_attn.in_proj_bias
+        for k, name in enumerate(("query", "key", "value")):
+            rows = slice(d * k, d * (k + 1))
+            params |= linear(f"{p}mha.{name}", w[rows], b[rows])
+        params |= linear(
+            f"{p}mha.output", layer.self_attn.out_proj.weight, layer.self_attn.out_proj.bias
+        )
+        params |= linear(f"{p}pwff.linear_inner", layer.linear1.weight, layer.linear1.bias)
+        params |= linear(f"{p}pwff.linear_outer", layer.linear2.weight, layer.linear2.bias)
+        for ours, theirs in (("norm_1", layer.norm1), ("norm_2", layer.norm2)):
+            params[f"{p}{ours}.gamma"] = np32(theirs.weight)
+            params[f"{p}{ours}.beta"] = np32(theirs.bias)
+    return params
+
+
+def lstm_params(model) -> dict[str, np.ndarray]:
+    lstm, params = model.lstm, {}
+    d = lstm.hidden_size
+    for k, gate in enumerate(("input_gate", "forget_gate", "cell_gate", "output_gate")):
+        rows = slice(d * k, d * (k + 1))
+        for ours, theirs in (("input_transform", "ih"), ("hidden_transform", "hh")):
+            w = getattr(lstm, f"weight_{theirs}_l0")[rows]
+            b = getattr(lstm, f"bias_{theirs}_l0")[rows]
+            params |= linear(f"lstm.{gate}.{ours}", w, b)
+    return params
+
+
+def load(module: Module, params: dict[str, np.ndarray]) -> Module:
+    """`module` holding `params` (dotted path -> array), every parameter accounted for."""
+    ours = dict(module.named_params())
+    assert set(ours) == set(params), sorted(set(ours) ^ set(params))
+    by_id = {p.id: params[path] for path, p in ours.items()}
+    return module.map(lambda pid, t: Tensor.from_data(by_id[pid], t.device(), t.dtype))
+
+
+# ---------------------------------------------------------------------- one training step
+
+
+class BurnStep:
+    """Forward, loss, backward, `GradientsParams` and an Adam step; the model is replaced."""
+
+    def __init__(self, model: Module, x: np.ndarray, target: np.ndarray):
+        device = B.device()
+        self.model = model
+        self.optim = AdamConfig().init()
+        self.x = Tensor.from_data(x, device)
+        self.target = Tensor.from_data(target, device)
+        self.loss_fn = MseLoss()
+
+    def loss(self) -> Tensor:
+        return self.loss_fn.forward(self.model.forward(self.x), self.target)
+
+    def gradients(self) -> tuple[float, dict[str, np.ndarray]]:
+        loss = self.loss()
+        grads = GradientsParams.from_grads(loss.backward(), self.model)
+        named = {path: grads.get(p.id).to_data().array for path, p in self.model.named_params()}
+        return loss.into_scalar(), named
+
+    def forward(self) -> None:
+        self.loss()
+
+    def step(self) -> None:
+        grads = GradientsParams.from_grads(self.loss().backward(), self.model)
+        self.model = self.optim.step(LR, self.model, grads)
+
+
+class TorchStep:
+    def __init__(self, model, x: np.ndarray, target: np.ndarray):
+        self.model = model.train()
+        self.optim = torch.optim.Adam(model.parameters(), lr=LR)
+        self.x = torch.tensor(x)
+        self.target = torch.tensor(target)
+
+    def loss(self):
+        return torch.nn.functional.mse_loss(self.model(self.x), self.target)
+
+    def forward(self) -> None:
+        with torch.no_grad():
+            self.loss()
+
+    def step(self) -> None:
+        self.optim.zero_grad()
+        self.loss().backward()
+        self.optim.step()
+
+
+def check_agreement(ours: BurnStep, theirs: TorchStep, to_ours) -> None:
+    """Same weights, no dropout: the same loss and the same gradient for every parameter."""
+    loss, grads = ours.gradients()
+    theirs.optim.zero_grad()
+    want = theirs.loss()
+    want.backward()
+    np.testing.assert_allclose(loss, want.item(), rtol=1e-4)
+    want_grads = to_ours(theirs.model, grads=True)
+    for path, grad in grads.items():
+        np.testing.assert_allclose(grad, want_grads[path], rtol=2e-3, atol=2e-5, err_msg=path)
+
+
+def grads_as_params(extract):
+    """`extract` applied to a copy of `model` whose parameters hold their gradients."""
+
+    def convert(model, grads: bool = False):
+        if not grads:
+            return extract(model)
+        with torch.no_grad():
+            saved = [p.detach().clone() for p in model.parameters()]
+            for p in model.parameters():
+                p.copy_(p.grad)
+            out = extract(model)
+            for p, v in zip(model.parameters(), saved, strict=True):
+                p.copy_(v)
+        return out
+
+    return convert
+
+
+def models(rng: np.random.Generator):
+    """(name, input, ours(dropout), theirs(dropout), torch -> our params, x, target)."""
+    d_model, d_ff, heads, layers, batch, seq = 128, 512, 4, 2, 32, 64
+    x = rng.normal(size=(batch, seq, d_model)).astype(np.float32)
+    target = rng.normal(size=(batch, seq, d_model)).astype(np.float32)
+    yield (
+        f"Transformer encoder ({layers} layers, d_model {d_model}, {heads} heads, d_ff {d_ff})",
+        f"[{batch}, {seq}, {d_model}]",
+        lambda p: Encoder(d_model, d_ff, heads, layers, p, B.device()),
+        lambda p: torch_encoder(d_model, d_ff, heads, layers, p),
+        grads_as_params(encoder_params),
+        x,
+        target,
+    )
+    d_input, d_hidden, batch, seq = 128, 256, 32, 50
+    x = rng.normal(size=(batch, seq, d_input)).astype(np.float32)
+    target = rng.normal(size=(batch, seq, d_hidden)).astype(np.float32)
+    yield (
+        f"LSTM (input {d_input}, hidden {d_hidden})",
+        f"[{batch}, {seq}, {d_input}]",
+        lambda p: Recurrent(d_input, d_hidden, B.device()),
+        lambda p: torch_lstm(d_input, d_hidden),
+        grads_as_params(lstm_params),
+        x,
+        target,
+    )
+
+
+HEADER = [
+    "model",
+    "input",
+    "parameters",
+    "burn fwd ms",
+    "burn step ms",
+    "torch fwd ms",
+    "torch step ms",
+    "step burn/torch",
+]
+
+
+def run(repeats: int, warmup: int, dropout: float) -> list[list[str]]:
+    rng = np.random.default_rng(0)
+    if torch is not None:
+        torch.manual_seed(0)
+    B.seed(0)
+    rows = []
+    for name, shape, ours, theirs, to_ours, x, target in models(rng):
+        if torch is not None:
+            # The same weights on both sides: checked without dropout, timed with it.
+            reference = theirs(0.0)
+            params = to_ours(reference)
+            check_agreement(
+                BurnStep(load(ours(0.0), params), x, target),
+                TorchStep(reference, x, target),
+                to_ours,
+            )
+            peer_model = theirs(dropout)
+            peer_model.load_state_dict(reference.state_dict())
+            model = load(ours(dropout), params)
+            peer = TorchStep(peer_model, x, target)
+        else:
+            model, peer = ours(dropout), None
+        step = BurnStep(model, x, target)
+        times = [
+            median_ms(step.forward, repeats, warmup),
+            median_ms(step.step, repeats, warmup),
+            median_ms(peer.forward if peer else None, repeats, warmup),
+            median_ms(peer.step if peer else None, repeats, warmup),
+        ]
+        row = [name, shape, f"{model.num_params():,}"]
+        row += ["-" if t is None else f"{t:.1f}" for t in times]
+        row.append(ratio(times[1], times[3]))
+        print(" | ".join(row), flush=True)
+        rows.append(row)
+    return rows
+
+
+NOTES = """How to read it:
+
+- "step" is one whole training step: forward, mean squared error, `backward()`,
+  `GradientsParams.from_grads` and `Adam.step` returning the new model (PyTorch: `zero_grad`,
+  forward, loss, `backward`, `Adam.step`). "fwd" is the forward and the loss alone, on the
+  autodiff backend (PyTorch: under `no_grad`). Both sides run float32 in training mode, with the
+  same weights, and agree on the loss and on every gradient (checked with dropout off before
+  timing).
+- The encoder's time goes to matmuls of a few thousand rows, where NumPy's BLAS and PyTorch's
+  are on a par (see the matmul rows of the NdArray table); the difference is most likely in the
+  rest: softmax, GELU, layer norms and dropout run as separate NumPy passes, each with its own
+  backward rule, where PyTorch has dedicated CPU kernels.
+- The LSTM is the other extreme: 50 time steps of small matmuls ([32, 128] and [32, 256] against
+  [.., 256]), so the cost is the number of ops rather than their size. Ours runs each gate as
+  its own pair of Linear layers, step by step, and records every op in the graph; PyTorch's
+  `nn.LSTM` runs one fused cell per step (all four gates in one matmul) with a dedicated
+  backward.
+- The machine is shared with other jobs; single-threaded runs (`OMP_NUM_THREADS=1
+  OPENBLAS_NUM_THREADS=1`, which PyTorch also follows) keep the comparison steady, and ratios
+  within about 20% of each other between runs are noise.
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--dropout", type=float, default=0.1, help="the encoder's dropout")
+    parser.add_argument("--quick", action="store_true", help="3 repeats, no file written")
+    args = parser.parse_args()
+    repeats, warmup = (3, 1) if args.quick else (args.repeats, args.warmup)
+
+    info = machine(
+        torch=f"{torch.__version__} ({torch.get_num_threads()} threads)" if torch else "absent"
+    )
+    for key, value in info.items():
+        print(f"{key}: {value}")
+    print(" | ".join(HEADER))
+    table = markdown_table(HEADER, run(repeats, warmup, args.dropout))
+    print()
+    print(table)
+    if args.quick:
+        return
+    today = datetime.date.today().isoformat()
+    write_section(
+        SECTION,
+        f"`benches/bench_nn.py`, run on {today}: median of {repeats} training steps after "
+        f"{warmup} warm-up steps, times in milliseconds, float32, encoder dropout "
+        f"{args.dropout}. Ratios above 1 mean Autodiff(NdArray) is slower. The machine was "
+        f"shared with other jobs while it ran.\n\n{machine_lines(info)}\n\n{table}\n\n{NOTES}"
+        f"\nReproduce: `OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 uv run python "
+        f"benches/bench_nn.py` (the torch columns need torch installed).\n",
+    )
+    print("\nsection written to RESULTS.md")
+
+
+if __name__ == "__main__":
+    main()
