@@ -11,7 +11,7 @@ Everything is measured in one process, side by side:
   against the same model in PyTorch.
 
 Method: results are checked against a float64 reference before timing; each timing queues many
-launches and synchronises once before reading the clock (`Wgpu.sync()`,
+launches (at least 0.2 s of work) and synchronises once before reading the clock (`Wgpu.sync()`,
 `torch.cuda.synchronize()`); the first matmul of a shape autotunes and is excluded.
 
     python benches/bench_wgpu.py --out results.md     # full sizes (a real GPU)
@@ -49,15 +49,27 @@ SECTION = "## burn-wgpu: Wgpu against PyTorch CUDA on one GPU"
 # ---------------------------------------------------------------------- timing helpers
 
 
-def time_wgpu(fn, repeats: int) -> float:
-    """Seconds per call: `repeats` calls queued, one sync at the end."""
+MIN_SECONDS = 0.2  # a timed run lasts at least this long, so one sync costs little
+
+
+def _timed(fn, sync, repeats: int) -> float:
+    """Seconds per call: `repeats` calls (more, x4 at a time, until `MIN_SECONDS`) queued, one
+    sync at the end; the fixed cost of that sync is then small against the work measured."""
     fn()
-    Wgpu.sync()
-    start = time.perf_counter()
-    for _ in range(repeats):
-        fn()
-    Wgpu.sync()
-    return (time.perf_counter() - start) / repeats
+    sync()
+    while True:
+        start = time.perf_counter()
+        for _ in range(repeats):
+            fn()
+        sync()
+        elapsed = time.perf_counter() - start
+        if elapsed >= MIN_SECONDS or repeats >= 4096:
+            return elapsed / repeats
+        repeats *= 4
+
+
+def time_wgpu(fn, repeats: int) -> float:
+    return _timed(fn, Wgpu.sync, repeats)
 
 
 def torch_device() -> str:
@@ -70,13 +82,7 @@ def torch_sync() -> None:
 
 
 def time_torch(fn, repeats: int) -> float:
-    fn()
-    torch_sync()
-    start = time.perf_counter()
-    for _ in range(repeats):
-        fn()
-    torch_sync()
-    return (time.perf_counter() - start) / repeats
+    return _timed(fn, torch_sync, repeats)
 
 
 def fmt(x: float | None) -> str:
