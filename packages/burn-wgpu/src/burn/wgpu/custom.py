@@ -10,12 +10,27 @@ read-only `array<u32>` of *info* words (usually `build_info(...)`: the rank, the
 and shape of each tensor):
 
 ```python
-from burn.wgpu import KernelSource, WorkGroup, build_info, empty, into_contiguous, launch
+from burn.tensor import Tensor
+from burn.wgpu import KernelSource, Wgpu, WorkGroup, build_info, empty, into_contiguous, launch
 
-kernel = KernelSource(TEMPLATE, elem=x.dtype, workgroup_size=(64, 1))
-x = into_contiguous(x)
+DOUBLE = '''
+@group(0) @binding(0) var<storage, read> input: array<{{ elem }}>;
+@group(0) @binding(1) var<storage, read_write> output: array<{{ elem }}>;
+@group(0) @binding(2) var<storage, read> info: array<u32>;
+
+@compute @workgroup_size({{ workgroup_size_x }}, 1, 1)
+fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+    if (id.x < arrayLength(&output)) {
+        output[id.x] = input[id.x] * 2.0;
+    }
+}
+'''
+
+x = into_contiguous(Tensor[Wgpu, 1].from_data([1.0, 2.0, 3.0], Wgpu.device()))
+kernel = KernelSource(DOUBLE, elem=x.dtype, workgroup_size=(64, 1))
 out = empty(x.dims(), x.device(), x.dtype)
-launch(kernel, inputs=[x], outputs=[out], info=build_info(x, out), workgroups=WorkGroup(n // 64))
+launch(kernel, inputs=[x], outputs=[out], info=build_info(x, out), workgroups=WorkGroup(1))
+assert out.to_data().to_list() == [2.0, 4.0, 6.0]
 ```
 
 Launches are recorded like every other kernel: nothing waits for the GPU until data is read.
