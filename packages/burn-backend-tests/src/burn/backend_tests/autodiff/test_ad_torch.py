@@ -4,12 +4,16 @@ Each row of `CASES` names an op and gives the same computation twice: with our t
 with torch's. Both sides get the same inputs and the same output weights; the gradients of the
 weighted sums must agree. Constants (indices, masks) come from `k.ints` / `k.bools`, which
 build them for the side being run.
+
+The rows cover `DIFFERENTIABLE_OPS` exactly (checked below), the same list the finite-difference
+tests are checked against. A row is named after its op, with `:variant` for a second row of it.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from burn.backend_tests.autodiff.differentiable_ops import DIFFERENTIABLE_OPS, op_of_case
 from burn.backend_tests.autodiff.gradcheck import backward_grads, grad_dtype, output_weights
 from burn.backend_tests.helpers import tensor
 from burn.tensor import DType, Tensor
@@ -128,7 +132,7 @@ CASES = {
     "mean_dim": (lambda k, x: x.mean_dim(0), lambda k, x: x.mean(0, True), [(2, 3)], "normal"),
     "prod": (lambda k, x: x.prod(), lambda k, x: x.prod().reshape(1), [(2, 3)], "nonzero"),
     "prod_dim": (lambda k, x: x.prod_dim(1), lambda k, x: x.prod(1, True), [(2, 3)], "nonzero"),
-    "prod_dim_with_zeros": (
+    "prod_dim:zeros": (
         lambda k, x: x.prod_dim(1),
         lambda k, x: x.prod(1, True),
         [(4, 3)],
@@ -186,7 +190,12 @@ CASES = {
         [(2, 3, 2)],
         "normal",
     ),
-    "transpose": (lambda k, x: x.T.matmul(x), lambda k, x: x.T.matmul(x), [(3, 2)], "normal"),
+    "transpose": (
+        lambda k, x: x.transpose().matmul(x),
+        lambda k, x: x.T.matmul(x),
+        [(3, 2)],
+        "normal",
+    ),
     "expand": (
         lambda k, x: x.expand([2, 3, 4]),
         lambda k, x: x.expand(2, 3, 4),
@@ -274,7 +283,7 @@ CASES = {
     ),
     # -- matmul, clamp, sort
     "matmul": (lambda k, a, b: a @ b, lambda k, a, b: a @ b, [(2, 3), (3, 4)], "normal"),
-    "matmul_batched_broadcast": (
+    "matmul:batched_broadcast": (
         lambda k, a, b: a.matmul(b),
         lambda k, a, b: a.matmul(b),
         [(2, 1, 2, 3), (1, 3, 3, 2)],
@@ -296,91 +305,111 @@ CASES = {
         "distinct",
     ),
     "topk": (lambda k, x: x.topk(2, 1), lambda k, x: x.topk(2, 1).values, [(2, 5)], "distinct"),
-    "cast_f32_round_trip": (
+    "cast": (
         lambda k, x: x.cast(DType.F32).cast(x.dtype) * x,
         lambda k, x: x.float().double() * x,
         [(2, 3)],
         "normal",
     ),
     # -- activations
-    "relu": (lambda k, x: activation.relu(x), lambda k, x: F.relu(x), [(3, 4)], "nonzero"),
-    "gelu": (lambda k, x: activation.gelu(x), lambda k, x: F.gelu(x), [(3, 4)], "normal"),
-    "sigmoid": (
+    "activation.relu": (
+        lambda k, x: activation.relu(x),
+        lambda k, x: F.relu(x),
+        [(3, 4)],
+        "nonzero",
+    ),
+    "activation.gelu": (
+        lambda k, x: activation.gelu(x),
+        lambda k, x: F.gelu(x),
+        [(3, 4)],
+        "normal",
+    ),
+    "activation.sigmoid": (
         lambda k, x: activation.sigmoid(x),
         lambda k, x: torch.sigmoid(x),
         [(3, 4)],
         "normal",
     ),
-    "silu": (lambda k, x: activation.silu(x), lambda k, x: F.silu(x), [(3, 4)], "normal"),
-    "softmax": (
+    "activation.silu": (
+        lambda k, x: activation.silu(x),
+        lambda k, x: F.silu(x),
+        [(3, 4)],
+        "normal",
+    ),
+    "activation.softmax": (
         lambda k, x: activation.softmax(x, 1),
         lambda k, x: F.softmax(x, 1),
         [(3, 4)],
         "normal",
     ),
-    "log_softmax": (
+    "activation.log_softmax": (
         lambda k, x: activation.log_softmax(x, 0),
         lambda k, x: F.log_softmax(x, 0),
         [(3, 4)],
         "normal",
     ),
-    "quiet_softmax": (
+    "activation.quiet_softmax": (
         lambda k, x: activation.quiet_softmax(x, 1),
         lambda k, x: x.exp() / (1.0 + x.exp().sum(1, keepdim=True)),
         [(3, 4)],
         "normal",
     ),
-    "softplus": (
+    "activation.softplus": (
         lambda k, x: activation.softplus(x),
         lambda k, x: F.softplus(x),
         [(3, 4)],
         "normal",
     ),
-    "softplus_beta": (
+    "activation.softplus:beta": (
         lambda k, x: activation.softplus(x, 2.0),
         lambda k, x: F.softplus(x, beta=2.0),
         [(3, 4)],
         "normal",
     ),
-    "mish": (lambda k, x: activation.mish(x), lambda k, x: F.mish(x), [(3, 4)], "normal"),
-    "tanh_activation": (
+    "activation.mish": (
+        lambda k, x: activation.mish(x),
+        lambda k, x: F.mish(x),
+        [(3, 4)],
+        "normal",
+    ),
+    "activation.tanh": (
         lambda k, x: activation.tanh(x),
         lambda k, x: torch.tanh(x),
         [(3, 4)],
         "normal",
     ),
-    "leaky_relu": (
+    "activation.leaky_relu": (
         lambda k, x: activation.leaky_relu(x, 0.1),
         lambda k, x: F.leaky_relu(x, 0.1),
         [(3, 4)],
         "nonzero",
     ),
-    "log_sigmoid": (
+    "activation.log_sigmoid": (
         lambda k, x: activation.log_sigmoid(x),
         lambda k, x: F.logsigmoid(x),
         [(3, 4)],
         "normal",
     ),
-    "hard_sigmoid": (
+    "activation.hard_sigmoid": (
         lambda k, x: activation.hard_sigmoid(x, 0.2, 0.5),
         lambda k, x: (0.2 * x + 0.5).clamp(0.0, 1.0),
         [(3, 4)],
         "wide",
     ),
-    "prelu": (
+    "activation.prelu": (
         lambda k, x, a: activation.prelu(x, a),
         lambda k, x, a: F.prelu(x, a),
         [(2, 3, 2), (3,)],
         "nonzero",
     ),
     # -- module ops
-    "conv1d": (
+    "module.conv1d": (
         lambda k, x, w, b: module.conv1d(x, w, b, _conv_opts(stride=2, padding=1, dilation=1)),
         lambda k, x, w, b: F.conv1d(x, w, b, stride=2, padding=1),
         [(2, 2, 7), (3, 2, 3), (3,)],
         "normal",
     ),
-    "conv2d": (
+    "module.conv2d": (
         lambda k, x, w, b: module.conv2d(
             x, w, b, _conv_opts(stride=(1, 2), padding=1, dilation=(2, 1), groups=2)
         ),
@@ -388,13 +417,13 @@ CASES = {
         [(1, 4, 5, 5), (2, 2, 2, 3), (2,)],
         "normal",
     ),
-    "conv3d": (
+    "module.conv3d": (
         lambda k, x, w, b: module.conv3d(x, w, b, _conv_opts(padding=1)),
         lambda k, x, w, b: F.conv3d(x, w, b, padding=1),
         [(1, 2, 3, 3, 2), (2, 2, 2, 2, 2), (2,)],
         "normal",
     ),
-    "conv_transpose1d": (
+    "module.conv_transpose1d": (
         lambda k, x, w, b: module.conv_transpose1d(
             x, w, b, _tconv_opts(stride=2, padding=1, padding_out=1)
         ),
@@ -402,7 +431,7 @@ CASES = {
         [(2, 2, 4), (2, 3, 3), (3,)],
         "normal",
     ),
-    "conv_transpose2d": (
+    "module.conv_transpose2d": (
         lambda k, x, w, b: module.conv_transpose2d(
             x, w, b, _tconv_opts(stride=(2, 1), padding=(0, 1), dilation=(1, 2), groups=2)
         ),
@@ -412,77 +441,226 @@ CASES = {
         [(1, 4, 3, 3), (4, 1, 2, 2), (2,)],
         "normal",
     ),
-    "conv_transpose3d": (
+    "module.conv_transpose3d": (
         lambda k, x, w, b: module.conv_transpose3d(x, w, b, _tconv_opts(stride=2)),
         lambda k, x, w, b: F.conv_transpose3d(x, w, b, stride=2),
         [(1, 2, 2, 2, 2), (2, 1, 2, 2, 2), (1,)],
         "normal",
     ),
-    "avg_pool1d": (
+    "module.avg_pool1d": (
         lambda k, x: module.avg_pool1d(x, 3, 2, 1, count_include_pad=False),
         lambda k, x: F.avg_pool1d(x, 3, 2, 1, count_include_pad=False),
         [(2, 2, 7)],
         "normal",
     ),
-    "avg_pool2d": (
+    "module.avg_pool2d": (
         lambda k, x: module.avg_pool2d(x, (3, 2), (2, 1), (1, 1)),
         lambda k, x: F.avg_pool2d(x, (3, 2), (2, 1), (1, 1)),
         [(1, 2, 5, 4)],
         "normal",
     ),
-    "max_pool1d": (
+    "module.max_pool1d": (
         lambda k, x: module.max_pool1d(x, 3, 2, 1),
         lambda k, x: F.max_pool1d(x, 3, 2, 1),
         [(2, 2, 7)],
         "distinct",
     ),
-    "max_pool2d": (
+    "module.max_pool2d": (
         lambda k, x: module.max_pool2d(x, (2, 3), (1, 2), (1, 1), (2, 1)),
         lambda k, x: F.max_pool2d(x, (2, 3), (1, 2), (1, 1), (2, 1)),
         [(1, 2, 5, 6)],
         "distinct",
     ),
-    "adaptive_avg_pool1d": (
+    "module.adaptive_avg_pool1d": (
         lambda k, x: module.adaptive_avg_pool1d(x, 3),
         lambda k, x: F.adaptive_avg_pool1d(x, 3),
         [(2, 2, 7)],
         "normal",
     ),
-    "adaptive_avg_pool2d": (
+    "module.adaptive_avg_pool2d": (
         lambda k, x: module.adaptive_avg_pool2d(x, (2, 3)),
         lambda k, x: F.adaptive_avg_pool2d(x, (2, 3)),
         [(1, 2, 5, 7)],
         "normal",
     ),
-    "interpolate_nearest": (
+    "module.interpolate_nearest": (
         lambda k, x: module.interpolate(x, (5, 7), "nearest"),
         lambda k, x: F.interpolate(x, (5, 7), mode="nearest"),
         [(1, 2, 3, 4)],
         "normal",
     ),
-    "interpolate_bilinear": (
+    "module.interpolate_bilinear": (
         lambda k, x: module.interpolate(x, (5, 7), "bilinear"),
         lambda k, x: F.interpolate(x, (5, 7), mode="bilinear", align_corners=True),
         [(1, 2, 3, 4)],
         "normal",
     ),
-    "interpolate_bicubic": (
+    "module.interpolate_bicubic": (
         lambda k, x: module.interpolate(x, (5, 7), "bicubic"),
         lambda k, x: F.interpolate(x, (5, 7), mode="bicubic", align_corners=True),
         [(1, 2, 3, 4)],
         "normal",
     ),
-    "embedding": (
+    "module.embedding": (
         lambda k, w: module.embedding(w, k.ints(EMB)),
         lambda k, w: F.embedding(k.ints(EMB), w),
         [(4, 3)],
         "normal",
     ),
-    "unfold4d": (
+    "module.unfold4d": (
         lambda k, x: module.unfold4d(x, (2, 3), module.UnfoldOptions(stride=(1, 2), padding=1)),
         lambda k, x: F.unfold(x, (2, 3), stride=(1, 2), padding=1),
         [(1, 2, 4, 5)],
         "normal",
+    ),
+}
+
+
+def _slice_fill_torch(x):
+    c = x.clone()
+    c[0:1] = 2.0
+    return c
+
+
+POW_EXP = np.array([[1, 2, 3], [0, 2, 1]])
+
+# The rest of `DIFFERENTIABLE_OPS`, in the same form.
+CASES |= {
+    "square": (lambda k, x: x.square(), lambda k, x: torch.square(x), [(2, 3)], "normal"),
+    "powi": (
+        lambda k, x: x.powi(k.ints(POW_EXP)),
+        lambda k, x: x.pow(k.ints(POW_EXP).to(x.dtype)),
+        [(2, 3)],
+        "normal",
+    ),
+    "radd_scalar": (lambda k, x: 5.0 + x, lambda k, x: 5.0 + x, [(2, 3)], "normal"),
+    "sub_scalar": (lambda k, x: x.sub_scalar(0.5), lambda k, x: x - 0.5, [(2, 3)], "normal"),
+    "rmul_scalar": (lambda k, x: -0.5 * x, lambda k, x: -0.5 * x, [(2, 3)], "normal"),
+    "sum_dims": (
+        lambda k, x: x.sum_dims([0, 2]),
+        lambda k, x: x.sum((0, 2), keepdim=True),
+        [(2, 3, 2)],
+        "normal",
+    ),
+    "mean_dims": (
+        lambda k, x: x.mean_dims([1, 2]),
+        lambda k, x: x.mean((1, 2), keepdim=True),
+        [(2, 3, 2)],
+        "normal",
+    ),
+    "max_abs": (
+        lambda k, x: x.max_abs(),
+        lambda k, x: x.abs().max().reshape(1),
+        [(2, 3)],
+        "distinct",
+    ),
+    "max_dims": (
+        lambda k, x: x.max_dims([0, 2]),
+        lambda k, x: x.amax((0, 2), keepdim=True),
+        [(2, 3, 2)],
+        "distinct",
+    ),
+    "min_dims": (
+        lambda k, x: x.min_dims([1]),
+        lambda k, x: x.amin(1, keepdim=True),
+        [(2, 3, 2)],
+        "distinct",
+    ),
+    "min_dim_with_indices": (
+        lambda k, x: x.min_dim_with_indices(0),
+        lambda k, x: x.min(0, True).values,
+        [(3, 4)],
+        "distinct",
+    ),
+    "var_mean_bias": (
+        lambda k, x: x.var_mean_bias(0),
+        lambda k, x: torch.var_mean(x, 0, correction=0, keepdim=True),
+        [(3, 2)],
+        "normal",
+    ),
+    "flatten": (lambda k, x: x.flatten(1, 2), lambda k, x: x.flatten(1, 2), [(2, 3, 2)], "normal"),
+    "squeeze_dims": (
+        lambda k, x: x.squeeze_dims([0, 2]),
+        lambda k, x: x.squeeze(2).squeeze(0),
+        [(1, 3, 1)],
+        "normal",
+    ),
+    "unsqueeze": (lambda k, x: x.unsqueeze(), lambda k, x: x.unsqueeze(0), [(2, 3)], "normal"),
+    "unsqueeze_dims": (
+        lambda k, x: x.unsqueeze_dims([0, 3]),
+        lambda k, x: x.unsqueeze(0).unsqueeze(3),
+        [(2, 3)],
+        "normal",
+    ),
+    "t": (lambda k, x: x.t().exp(), lambda k, x: x.t().exp(), [(3, 2)], "normal"),
+    "movedim": (
+        lambda k, x: x.movedim(0, 2),
+        lambda k, x: x.movedim(0, 2),
+        [(2, 3, 4)],
+        "normal",
+    ),
+    "slice_fill": (
+        lambda k, x: x.slice_fill([(0, 1)], 2.0) * x,
+        lambda k, x: _slice_fill_torch(x) * x,
+        [(3, 2)],
+        "normal",
+    ),
+    "split": (lambda k, x: x.split(2, 0), lambda k, x: x.split(2, 0), [(5, 2)], "normal"),
+    "split_with_sizes": (
+        lambda k, x: x.split_with_sizes([1, 3], 1),
+        lambda k, x: x.split([1, 3], 1),
+        [(2, 4)],
+        "normal",
+    ),
+    "iter_dim": (
+        lambda k, x: [t * (i + 1.0) for i, t in enumerate(x.iter_dim(0))],
+        lambda k, x: [t * (i + 1.0) for i, t in enumerate(x.unbind(0))],
+        [(3, 2)],
+        "normal",
+    ),
+    "repeat": (
+        lambda k, x: x.repeat([2, 1, 3]),
+        lambda k, x: x.repeat(2, 1, 3),
+        [(2, 2, 1)],
+        "normal",
+    ),
+    "tril": (lambda k, x: x.tril(), lambda k, x: x.tril(), [(3, 3)], "normal"),
+    "triu": (lambda k, x: x.triu(1), lambda k, x: x.triu(1), [(3, 4)], "normal"),
+    "dot": (
+        lambda k, a, b: a.dot(b),
+        lambda k, a, b: torch.dot(a, b).reshape(1),
+        [(4,), (4,)],
+        "normal",
+    ),
+    "sort_with_indices": (
+        lambda k, x: x.sort_with_indices(1),
+        lambda k, x: x.sort(1).values,
+        [(2, 4)],
+        "distinct",
+    ),
+    "sort_descending_with_indices": (
+        lambda k, x: x.sort_descending_with_indices(1),
+        lambda k, x: x.sort(1, descending=True).values,
+        [(2, 4)],
+        "distinct",
+    ),
+    "topk_with_indices": (
+        lambda k, x: x.topk_with_indices(1, 0),
+        lambda k, x: x.topk(1, 0).values,
+        [(3, 2)],
+        "distinct",
+    ),
+    "module.max_pool1d_with_indices": (
+        lambda k, x: module.max_pool1d_with_indices(x, 3, 2, 1),
+        lambda k, x: F.max_pool1d(x, 3, 2, 1),
+        [(2, 2, 7)],
+        "distinct",
+    ),
+    "module.max_pool2d_with_indices": (
+        lambda k, x: module.max_pool2d_with_indices(x, (2, 3), (1, 2), (1, 1)),
+        lambda k, x: F.max_pool2d(x, (2, 3), (1, 2), (1, 1)),
+        [(1, 2, 5, 6)],
+        "distinct",
     ),
 }
 
@@ -531,3 +709,10 @@ def test_grad_matches_torch(ad_backend, name):
     for i, (g, w) in enumerate(zip(got, want, strict=True)):
         assert g is not None, f"{name}: input {i} got no gradient"
         np.testing.assert_allclose(g, w, rtol=tol, atol=tol, err_msg=f"{name}: input {i}")
+
+
+def test_every_differentiable_op_has_a_torch_row():
+    """The table covers `DIFFERENTIABLE_OPS` exactly: no op left out, no row for an unknown op."""
+    covered = {op_of_case(name) for name in CASES}
+    assert not set(DIFFERENTIABLE_OPS) - covered, "ops without a torch row"
+    assert not covered - set(DIFFERENTIABLE_OPS), "rows for ops missing from DIFFERENTIABLE_OPS"
