@@ -1,0 +1,252 @@
+"""One training step of the guide's model: Autodiff(NdArray) against PyTorch on the CPU.
+
+The first row of the headline comparison. A step is what the Learner does per batch: forward,
+cross-entropy loss, backward, one Adam step. Ours runs the guide's own code
+(examples/guide/model.py and data.py: `model.train_step(batch)`, then `optim.step`); PyTorch runs
+the same architecture with the same weights (copied across), the same batch of 64 MNIST-shaped
+images and Adam with the same settings. Two variants: the book's model with its dropout (one
+module applied three times, p = 0.5), and the same model with dropout off (p = 0, which both
+sides skip). Before timing, both sides must compute the same loss from the same weights, and
+the same loss again after one Adam step.
+
+    uv run python benches/bench_guide.py            # prints the table, updates RESULTS.md
+    uv run python benches/bench_guide.py --quick    # fewer repeats, nothing written
+
+Both libraries get the same thread count: OMP_NUM_THREADS and OPENBLAS_NUM_THREADS default to
+the number of usable cores (set them to choose another), and torch.set_num_threads follows.
+PyTorch is not a project dependency; without it only our column is measured.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+# Thread counts must be fixed before numpy's BLAS or torch start their pools.
+_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    os.environ.setdefault(_name, str(_CORES))
+THREADS = int(os.environ["OMP_NUM_THREADS"])
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples" / "guide"))
+
+import argparse  # noqa: E402
+import datetime  # noqa: E402
+
+import numpy as np  # noqa: E402
+from burn.autodiff import Autodiff  # noqa: E402
+from burn.ndarray import NdArray  # noqa: E402
+from burn.optim import AdamConfig  # noqa: E402
+from common import (  # noqa: E402
+    machine,
+    machine_lines,
+    markdown_table,
+    median_ms,
+    ratio,
+    write_section,
+)
+from data import MNIST_MEAN, MNIST_STD, MnistBatcher  # noqa: E402
+from model import ModelConfig  # noqa: E402
+
+try:
+    import torch
+    import torch.nn.functional as F  # noqa: N812
+    from torch import nn
+
+    torch.set_num_threads(THREADS)
+except ImportError:
+    torch = None
+
+SECTION = "## The guide: one training step against PyTorch CPU"
+B = Autodiff(NdArray)
+BATCH = 64
+LEARNING_RATE = 1.0e-4
+ADAM = {"betas": (0.9, 0.999), "eps": 1e-5}  # burn.optim.AdamConfig's defaults
+
+
+# ---------------------------------------------------------------------- both sides
+
+
+class BurnStep:
+    """The guide's model and batch on Autodiff(NdArray); `step()` is one Learner iteration."""
+
+    def __init__(self, dropout: float, images: np.ndarray, labels: np.ndarray):
+        device = B.device()
+        B.seed(42)
+        self.model = ModelConfig(num_classes=10, hidden_size=512, dropout=dropout).init(device)
+        self.optim = AdamConfig().init()
+        self.items = [_Item(im, int(label)) for im, label in zip(images, labels, strict=True)]
+        self.batch = MnistBatcher().batch(self.items, device)
+
+    def loss(self) -> float:
+        """The loss without dropout (on the inner backend, as validation runs)."""
+        batch = MnistBatcher().batch(self.items, B.device().inner)
+        output = self.model.valid().forward_classification(batch.images, batch.targets)
+        return float(output.loss.into_scalar())
+
+    def step(self) -> float:
+        output = self.model.train_step(self.batch)
+        self.model = self.optim.step(LEARNING_RATE, self.model, output.grads)
+        return output.item.loss
+
+    def weights(self) -> dict[str, np.ndarray]:
+        """The parameters as PyTorch names and lays them out (linear weights transposed)."""
+        m = self.model
+        out = {}
+        for name in ("conv1", "conv2", "linear1", "linear2"):
+            layer = getattr(m, name)
+            weight = layer.weight.val().to_data().array
+            out[f"{name}.weight"] = weight.T if name.startswith("linear") else weight
+            out[f"{name}.bias"] = layer.bias.val().to_data().array
+        return {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in out.items()}
+
+
+class _Item:
+    """What MnistBatcher reads from an MNIST item: raw pixels 0..255 and a label."""
+
+    def __init__(self, image: np.ndarray, label: int):
+        self.image = image
+        self.label = label
+
+
+if torch is not None:
+
+    class TorchModel(nn.Module):
+        """The guide's architecture written the PyTorch way."""
+
+        def __init__(self, dropout: float):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 8, 3)
+            self.conv2 = nn.Conv2d(8, 16, 3)
+            self.pool = nn.AdaptiveAvgPool2d((8, 8))
+            self.dropout = nn.Dropout(dropout)
+            self.linear1 = nn.Linear(16 * 8 * 8, 512)
+            self.linear2 = nn.Linear(512, 10)
+
+        def forward(self, images):
+            batch_size, height, width = images.shape
+            x = images.reshape(batch_size, 1, height, width)
+            x = self.dropout(self.conv1(x))
+            x = F.relu(self.dropout(self.conv2(x)))
+            x = self.pool(x).reshape(batch_size, 16 * 8 * 8)
+            x = F.relu(self.dropout(self.linear1(x)))
+            return self.linear2(x)
+
+
+class TorchStep:
+    def __init__(self, dropout: float, weights: dict[str, np.ndarray], images, labels):
+        torch.manual_seed(42)
+        self.model = TorchModel(dropout)
+        self.model.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in weights.items()})
+        self.optim = torch.optim.Adam(self.model.parameters(), lr=LEARNING_RATE, **ADAM)
+        normalised = ((images / 255.0 - MNIST_MEAN) / MNIST_STD).astype(np.float32)
+        self.images = torch.from_numpy(normalised)
+        self.labels = torch.from_numpy(labels.astype(np.int64))
+
+    def loss(self) -> float:
+        self.model.eval()
+        with torch.no_grad():
+            loss = F.cross_entropy(self.model(self.images), self.labels).item()
+        self.model.train()
+        return loss
+
+    def step(self):
+        self.optim.zero_grad()
+        loss = F.cross_entropy(self.model(self.images), self.labels)
+        loss.backward()
+        self.optim.step()
+        return loss
+
+
+def check_agreement(ours: BurnStep, theirs: TorchStep | None) -> str:
+    """Same weights, same loss; and after one Adam step (dropout off) the same loss again."""
+    if theirs is None:
+        return "no peer"
+    a, b = ours.loss(), theirs.loss()
+    np.testing.assert_allclose(a, b, rtol=1e-4, err_msg="loss from the same weights")
+    if ours.model.dropout.prob == 0.0:
+        ours.step()
+        theirs.step()
+        a2, b2 = ours.loss(), theirs.loss()
+        np.testing.assert_allclose(a2, b2, rtol=1e-4, err_msg="loss after one Adam step")
+        return f"{a:.5f} vs {b:.5f}; after a step {a2:.5f} vs {b2:.5f}"
+    return f"{a:.5f} vs {b:.5f}"
+
+
+HEADER = ["model", "burn ms", "torch ms", "burn/torch", "loss check (burn vs torch)"]
+VARIANTS = [("the book's model, dropout 0.5 (three uses)", 0.5), ("the same, dropout off", 0.0)]
+
+
+def run(repeats: int, warmup: int) -> list[list[str]]:
+    rng = np.random.default_rng(0)
+    images = (rng.random((BATCH, 28, 28)) * 255.0).astype(np.float32)
+    labels = rng.integers(0, 10, size=BATCH)
+    rows = []
+    for name, dropout in VARIANTS:
+        ours = BurnStep(dropout, images, labels)
+        theirs = TorchStep(dropout, ours.weights(), images, labels) if torch else None
+        check = check_agreement(ours, theirs)
+        times = [
+            median_ms(ours.step, repeats, warmup),
+            median_ms(theirs.step if theirs else None, repeats, warmup),
+        ]
+        row = [name, *("-" if t is None else f"{t:.2f}" for t in times)]
+        row += [ratio(times[0], times[1]), check]
+        print(" | ".join(row), flush=True)
+        rows.append(row)
+    return rows
+
+
+NOTES = """How to read it:
+
+- A step is one Learner iteration: `model.train_step(batch)` (forward, cross-entropy,
+  backward) and `optim.step(lr, model, grads)`; PyTorch's is `zero_grad`, forward,
+  `cross_entropy`, `backward`, `Adam.step`. Batch 64 of random 28x28 images normalised as the
+  guide's batcher does, float32 on both sides.
+- The guide applies one dropout module three times (after each convolution and after the first
+  linear layer); "dropout off" builds the same model with p = 0, which both libraries skip.
+- The loss check runs before timing: both sides get the same weights (ours, copied into
+  PyTorch) and must agree on the loss without dropout; with dropout off they must also agree
+  after one Adam step. Dropout masks come from different generators, so that variant is
+  checked on the weights only.
+- The machine is shared with other work; a ratio is more trustworthy than an absolute time,
+  and both sides of a row were measured seconds apart in the same process.
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="5 repeats, no file written")
+    args = parser.parse_args()
+    repeats, warmup = (5, 2) if args.quick else (args.repeats, args.warmup)
+
+    info = machine(
+        torch=f"{torch.__version__} ({torch.get_num_threads()} threads)" if torch else "absent"
+    )
+    for key, value in info.items():
+        print(f"{key}: {value}")
+    print(" | ".join(HEADER))
+    table = markdown_table(HEADER, run(repeats, warmup))
+    print()
+    print(table)
+    if args.quick:
+        return
+    today = datetime.date.today().isoformat()
+    write_section(
+        SECTION,
+        f"`benches/bench_guide.py`, run on {today}: median of {repeats} steps after {warmup} "
+        f"warm-up steps, times in milliseconds. Ratios above 1 mean Autodiff(NdArray) is "
+        f"slower. Both libraries ran with {THREADS} thread(s) (OMP_NUM_THREADS and "
+        f"OPENBLAS_NUM_THREADS set for the whole process, `torch.set_num_threads` to match).\n\n"
+        f"{machine_lines(info)}\n\n{table}\n\n{NOTES}"
+        f"\nReproduce: `uv run python benches/bench_guide.py` (with torch importable for the "
+        f"PyTorch column).\n",
+    )
+    print("\nsection written to RESULTS.md")
+
+
+if __name__ == "__main__":
+    main()
