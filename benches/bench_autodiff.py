@@ -16,7 +16,6 @@ torch installed and the burn-tensor, burn-ndarray and burn-autodiff sources impo
 
 from __future__ import annotations
 
-import argparse
 import datetime
 
 import numpy as np
@@ -31,7 +30,16 @@ try:
 except ImportError:
     torch = None
 
-from common import machine, machine_lines, markdown_table, median_ms, ratio, write_section
+from common import (
+    machine_lines,
+    markdown_table,
+    median_ms,
+    parse_run_args,
+    print_start,
+    ratio,
+    torch_machine,
+    write_section,
+)
 
 SECTION = "## burn-autodiff: forward and backward of small models"
 B = Autodiff(NdArray)
@@ -206,19 +214,10 @@ NOTES = """How to read it:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=15)
-    parser.add_argument("--warmup", type=int, default=3)
-    parser.add_argument("--quick", action="store_true", help="3 repeats, no file written")
-    args = parser.parse_args()
-    repeats, warmup = (3, 1) if args.quick else (args.repeats, args.warmup)
+    args, repeats, warmup = parse_run_args(__doc__.splitlines()[0], 15, 3, quick=(3, 1))
 
-    info = machine(
-        torch=f"{torch.__version__} ({torch.get_num_threads()} threads)" if torch else "absent"
-    )
-    for key, value in info.items():
-        print(f"{key}: {value}")
-    print(" | ".join(HEADER))
+    info = torch_machine(torch)
+    print_start(info, HEADER)
     table = markdown_table(HEADER, run(repeats, warmup))
     print()
     print(table)

@@ -31,7 +31,6 @@ THREADS = int(os.environ["OMP_NUM_THREADS"])
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples" / "guide"))
 
-import argparse  # noqa: E402
 import datetime  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -39,11 +38,13 @@ from burn.autodiff import Autodiff  # noqa: E402
 from burn.ndarray import NdArray  # noqa: E402
 from burn.optim import AdamConfig  # noqa: E402
 from common import (  # noqa: E402
-    machine,
     machine_lines,
     markdown_table,
     median_ms,
+    parse_run_args,
+    print_start,
     ratio,
+    torch_machine,
     write_section,
 )
 from data import MNIST_MEAN, MNIST_STD, MnistBatcher  # noqa: E402
@@ -216,19 +217,10 @@ NOTES = """How to read it:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=30)
-    parser.add_argument("--warmup", type=int, default=5)
-    parser.add_argument("--quick", action="store_true", help="5 repeats, no file written")
-    args = parser.parse_args()
-    repeats, warmup = (5, 2) if args.quick else (args.repeats, args.warmup)
+    args, repeats, warmup = parse_run_args(__doc__.splitlines()[0], 30, 5, quick=(5, 2))
 
-    info = machine(
-        torch=f"{torch.__version__} ({torch.get_num_threads()} threads)" if torch else "absent"
-    )
-    for key, value in info.items():
-        print(f"{key}: {value}")
-    print(" | ".join(HEADER))
+    info = torch_machine(torch)
+    print_start(info, HEADER)
     table = markdown_table(HEADER, run(repeats, warmup))
     print()
     print(table)

@@ -14,7 +14,6 @@ torch installed and the burn-tensor and burn-ndarray sources importable.
 
 from __future__ import annotations
 
-import argparse
 import datetime
 
 import numpy as np
@@ -27,7 +26,16 @@ try:
 except ImportError:
     torch = None
 
-from common import machine, machine_lines, markdown_table, median_ms, ratio, write_section
+from common import (
+    machine_lines,
+    markdown_table,
+    median_ms,
+    parse_run_args,
+    print_start,
+    ratio,
+    torch_machine,
+    write_section,
+)
 
 SECTION = "## burn-ndarray: NdArray against numpy and PyTorch CPU"
 
@@ -145,19 +153,10 @@ HEADER = ["op", "shape", "NdArray ms", "numpy ms", "torch ms", "NdArray/numpy", 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--quick", action="store_true", help="3 repeats, no file written")
-    args = parser.parse_args()
-    repeats, warmup = (3, 1) if args.quick else (args.repeats, args.warmup)
+    args, repeats, warmup = parse_run_args(__doc__.splitlines()[0], 7, 2, quick=(3, 1))
 
-    info = machine(
-        torch=f"{torch.__version__} ({torch.get_num_threads()} threads)" if torch else "absent"
-    )
-    for key, value in info.items():
-        print(f"{key}: {value}")
-    print(" | ".join(HEADER))
+    info = torch_machine(torch)
+    print_start(info, HEADER)
     rows = run(repeats, warmup, [256, 512, 1024, 2048])
     table = markdown_table(HEADER, rows)
     print()

@@ -5,6 +5,7 @@ Scripts run as `python benches/<name>.py`, so this module is importable as `comm
 
 from __future__ import annotations
 
+import argparse
 import os
 import platform
 import statistics
@@ -103,3 +104,28 @@ def write_section(section: str, body: str, path: Path = RESULTS) -> None:
     tmp = path.with_suffix(".md.tmp")
     tmp.write_text(new)
     os.replace(tmp, path)
+
+
+def parse_run_args(
+    description: str, repeats: int, warmup: int, quick: tuple[int, int] = (3, 1)
+) -> tuple[argparse.Namespace, int, int]:
+    """The options every benchmark takes; returns (args, repeats, warmup), `--quick` applied."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--repeats", type=int, default=repeats)
+    parser.add_argument("--warmup", type=int, default=warmup)
+    parser.add_argument("--quick", action="store_true", help="few repeats, no file written")
+    args = parser.parse_args()
+    return (args, *quick) if args.quick else (args, args.repeats, args.warmup)
+
+
+def torch_machine(torch) -> dict[str, str]:
+    """`machine()` plus the torch version and its thread count (or 'absent')."""
+    return machine(
+        torch=f"{torch.__version__} ({torch.get_num_threads()} threads)" if torch else "absent"
+    )
+
+
+def print_start(info: dict[str, str], header: list[str]) -> None:
+    for key, value in info.items():
+        print(f"{key}: {value}")
+    print(" | ".join(header))
