@@ -252,31 +252,34 @@ class AutodiffBackend(ModuleRules, Backend):
             inner.slice_assign(p.value, ranges, value.value), (p, value), backward, "slice_assign"
         )
 
-    def gather(self, p, dim, indices):
+    # Reading at indices and adding at indices are each other's adjoint: gather/scatter_add
+    # along a dim with indices of the output's shape, select/select_add with 1-D indices.
+    def _indexed_read(self, read: str, add: str, p, dim, indices):
         inner = self._inner
         value, idx = p.value, indices.value
 
         def backward(g, tracked):
             zeros = inner.full(inner.shape(value), 0, inner.dtype(g), inner.device_of(g))
-            return inner.scatter_add(zeros, dim, idx, g), None
+            return getattr(inner, add)(zeros, dim, idx, g), None
 
-        return self._track(inner.gather(value, dim, idx), (p, indices), backward, "gather")
+        return self._track(getattr(inner, read)(value, dim, idx), (p, indices), backward, read)
 
-    def scatter_add(self, p, dim, indices, values):
+    def _indexed_add(self, read: str, add: str, p, dim, indices, values):
         inner = self._inner
         idx = indices.value
 
         def backward(g, tracked):
-            return (g if tracked[0] else None), None, (
-                inner.gather(g, dim, idx) if tracked[2] else None
-            )
+            gv = getattr(inner, read)(g, dim, idx) if tracked[2] else None
+            return (g if tracked[0] else None), None, gv
 
-        return self._track(
-            inner.scatter_add(p.value, dim, idx, values.value),
-            (p, indices, values),
-            backward,
-            "scatter_add",
-        )
+        out = getattr(inner, add)(p.value, dim, idx, values.value)
+        return self._track(out, (p, indices, values), backward, add)
+
+    def gather(self, p, dim, indices):
+        return self._indexed_read("gather", "scatter_add", p, dim, indices)
+
+    def scatter_add(self, p, dim, indices, values):
+        return self._indexed_add("gather", "scatter_add", p, dim, indices, values)
 
     def mask_where(self, p, mask, value):
         inner = self._inner
@@ -400,30 +403,10 @@ class AutodiffBackend(ModuleRules, Backend):
         )
 
     def select(self, p, dim, indices):
-        inner = self._inner
-        value, idx = p.value, indices.value
-
-        def backward(g, tracked):
-            zeros = inner.full(inner.shape(value), 0, inner.dtype(g), inner.device_of(g))
-            return inner.select_add(zeros, dim, idx, g), None
-
-        return self._track(inner.select(value, dim, idx), (p, indices), backward, "select")
+        return self._indexed_read("select", "select_add", p, dim, indices)
 
     def select_add(self, p, dim, indices, values):
-        inner = self._inner
-        idx = indices.value
-
-        def backward(g, tracked):
-            return (g if tracked[0] else None), None, (
-                inner.select(g, dim, idx) if tracked[2] else None
-            )
-
-        return self._track(
-            inner.select_add(p.value, dim, idx, values.value),
-            (p, indices, values),
-            backward,
-            "select_add",
-        )
+        return self._indexed_add("select", "select_add", p, dim, indices, values)
 
     def sort_with_indices(self, p, dim, descending=False):
         _, idx = self._inner.sort_with_indices(p.value, dim, descending)

@@ -5,7 +5,9 @@ This is the Python side of Burn's backend-extension pattern. The forward may cal
 output gradient and returns one gradient per input, written with ordinary `Tensor` ops.
 
 ```python
-from burn.autodiff import CustomOp
+from burn.autodiff import Autodiff, CustomOp
+from burn.backend import NdArray
+from burn.tensor import Tensor
 
 class Square(CustomOp):
     @staticmethod
@@ -18,7 +20,9 @@ class Square(CustomOp):
         (x,) = ctx.saved
         return (grad * x * 2.0,)
 
+x = Tensor[Autodiff(NdArray), 1].from_data([1.0, 2.0]).require_grad()
 y = Square.apply(x)
+assert x.grad(y.sum().backward()).to_data().to_list() == [2.0, 4.0]
 ```
 """
 
@@ -85,7 +89,8 @@ class CustomOp:
                 grads = (grads,)
             if len(grads) != len(inputs):
                 raise BackendError(
-                    f"{cls.__name__}.backward returned {len(grads)} gradients for {len(inputs)} inputs"
+                    f"{cls.__name__}.backward returned {len(grads)} gradients "
+                    f"for {len(inputs)} inputs"
                 )
             picked = []
             for pos, shape, need in zip(positions, shapes, needs, strict=True):
@@ -95,10 +100,12 @@ class CustomOp:
                     continue
                 if g.dims() != shape:
                     raise ShapeError(
-                        f"{cls.__name__}.backward: gradient {pos} has shape {g.dims()}, input has {shape}"
+                        f"{cls.__name__}.backward: gradient {pos} has shape {g.dims()}, "
+                        f"input has {shape}"
                     )
                 picked.append(g.primitive)
             return tuple(picked)
 
-        prim = backend._track(out.primitive, tuple(x.primitive for x in tracked), backward, cls.__name__)
+        inputs_prims = tuple(x.primitive for x in tracked)
+        prim = backend._track(out.primitive, inputs_prims, backward, cls.__name__)
         return Tensor._make(backend, prim, out.kind)

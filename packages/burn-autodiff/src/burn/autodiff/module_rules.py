@@ -58,7 +58,8 @@ def _max_pool(name: str):
     def with_indices(self, x, kernel_size, stride, padding, dilation):
         inner = self._inner
         xv = x.value
-        out, idx = getattr(inner, f"{name}_with_indices")(xv, kernel_size, stride, padding, dilation)
+        forward = getattr(inner, f"{name}_with_indices")
+        out, idx = forward(xv, kernel_size, stride, padding, dilation)
         rule = getattr(inner, f"{name}_with_indices_backward")
         tracked = self._track(
             out,
@@ -134,9 +135,7 @@ class ModuleRules:
     def gelu(self, x):
         inner = self._inner
         xv = x.value
-        return self._track(
-            inner.gelu(xv), (x,), lambda g, t: (inner.gelu_backward(xv, g),), "gelu"
-        )
+        return self._track(inner.gelu(xv), (x,), lambda g, t: (inner.gelu_backward(xv, g),), "gelu")
 
     def sigmoid(self, x):
         inner = self._inner
