@@ -10,10 +10,16 @@ Each function checks ranks, shapes and kinds here and raises `RankError`, `Shape
 `KindError` naming the op and the shapes, so backends receive valid primitives only.
 
 ```python
-from burn.tensor import Tensor
-from burn.tensor.module import conv2d, max_pool2d, ConvOptions
+from burn.backend import NdArray
+from burn.tensor import Distribution, Tensor
+from burn.tensor.module import ConvOptions, conv2d, max_pool2d
+
+x = Tensor[NdArray, 4].random([2, 3, 8, 8], Distribution.Normal(0.0, 1.0))
+weight = Tensor[NdArray, 4].random([4, 3, 3, 3], Distribution.Normal(0.0, 0.1))
+bias = Tensor[NdArray, 1].zeros([4])
 y = conv2d(x, weight, bias, ConvOptions(stride=1, padding=1))
 y = max_pool2d(y, kernel_size=2, stride=2)
+assert y.dims() == [2, 4, 4, 4]
 ```
 """
 
