@@ -182,3 +182,31 @@ def test_f16_when_the_adapter_has_it():
     )
     assert x.dtype is DType.F16
     np.testing.assert_array_equal((x * 2.0).to_data().array, np.array([3.0, -4.5, 6.0], np.float16))
+
+
+def _stderr_of(code: str) -> str:
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "XDG_RUNTIME_DIR"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stderr
+
+
+def test_probing_adapters_prints_nothing_on_a_headless_machine():
+    code = "import burn.backend as b; b.default(); from burn.wgpu import Wgpu; Wgpu.devices()"
+    assert "XDG_RUNTIME_DIR" not in _stderr_of(code)
+
+
+def test_stderr_filter_keeps_everything_but_probe_noise():
+    code = (
+        "import os\n"
+        "from burn.wgpu.runtime import _native_stderr_filtered\n"
+        "with _native_stderr_filtered():\n"
+        "    os.write(2, b'error: XDG_RUNTIME_DIR is invalid or not set\\nreal trouble\\n')\n"
+    )
+    assert _stderr_of(code) == "real trouble\n"

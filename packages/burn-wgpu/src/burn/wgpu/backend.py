@@ -171,10 +171,10 @@ class WgpuBackend(WgpuModuleOps, Backend):
         return WgpuDevice.BestAvailable
 
     def devices(self) -> list[WgpuDevice]:
-        import wgpu
+        from burn.wgpu.runtime import enumerate_adapters
 
         found, counts = [], {}
-        for adapter in wgpu.gpu.enumerate_adapters_sync():
+        for adapter in enumerate_adapters():
             if adapter.info.get("backend_type") == "OpenGL":
                 continue
             kind = {

@@ -20,7 +20,10 @@ touches, since queue writes land before the batch runs.
 
 from __future__ import annotations
 
+import os
+import tempfile
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -170,9 +173,52 @@ class BufferPool:
             self._destroy(doomed)
 
 
+# Lines that native libraries print while wgpu probes its OpenGL backend on a headless machine
+# (libwayland looking for a display server): noise, not errors.
+_PROBE_NOISE = (b"XDG_RUNTIME_DIR is invalid",)
+
+
+@contextmanager
+def _native_stderr_filtered():
+    """Route file descriptor 2 through a temporary file and put back all but probe noise."""
+    try:
+        saved = os.dup(2)
+    except OSError:
+        yield
+        return
+    with tempfile.TemporaryFile() as captured:
+        os.dup2(captured.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            captured.seek(0)
+            kept = [
+                line
+                for line in captured.read().splitlines(keepends=True)
+                if not any(noise in line for noise in _PROBE_NOISE)
+            ]
+            if kept:
+                os.write(2, b"".join(kept))
+
+
+_adapters: list | None = None
+
+
+def enumerate_adapters() -> list:
+    """Every adapter wgpu finds, probed once per process (each probe costs milliseconds and,
+    on headless machines, makes the OpenGL probe print noise, which is filtered out)."""
+    global _adapters
+    if _adapters is None:
+        with _native_stderr_filtered():
+            _adapters = list(wgpu.gpu.enumerate_adapters_sync())
+    return _adapters
+
+
 def _select_adapter(kind: str, index: int):
     """The adapter for a device kind; `BestAvailable` prefers discrete > integrated > ... ."""
-    adapters = wgpu.gpu.enumerate_adapters_sync()
+    adapters = list(enumerate_adapters())
     # Native backends first: OpenGL adapters duplicate Vulkan ones with fewer features.
     adapters.sort(key=lambda a: a.info.get("backend_type") == "OpenGL")
     if kind == "BestAvailable":
