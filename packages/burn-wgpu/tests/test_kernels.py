@@ -86,6 +86,25 @@ def test_vec4_reductions_over_contiguous_rows():
     np.testing.assert_allclose(down(Wgpu.reduce("sum", flat, 0))[0], x.sum(), rtol=1e-4)
 
 
+@pytest.mark.parametrize("cfg", autotune.REDUCE_CANDIDATES)
+@pytest.mark.parametrize("op", ["sum", "max", "argmax", "argmin"])
+def test_every_reduction_strategy_along_contiguous_and_strided_dims(cfg, op):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((6, 9000)).astype(np.float32)
+    x[2, 17] = x[2, 8000] = 9.0  # a tie for argmax: the lower index wins
+    x[4, 5] = x[4, 6000] = -9.0  # and for argmin
+    reference = {"sum": np.sum, "max": np.max, "argmax": np.argmax, "argmin": np.argmin}[op]
+    if op in ("argmax", "argmin") and cfg[2]:
+        pytest.skip("arg reductions are never split into chunks")
+    p = up(x)
+    for array, view, dim in ((x, p, 1), (x, p, 0), (x.T, Wgpu.permute(p, (1, 0)), 0)):
+        out_shape = tuple(1 if d == dim else s for d, s in enumerate(array.shape))
+        out = Wgpu._like(view, out_shape, DType.I32 if op.startswith("arg") else None)
+        Wgpu._reduce_into(op, view, dim, out, cfg)
+        expected = reference(array.astype(np.float64), axis=dim, keepdims=True)
+        np.testing.assert_allclose(down(out), expected, rtol=1e-4, atol=1e-3)
+
+
 def test_freed_buffers_are_reused_inside_a_batch():
     rt = Wgpu.runtime()
     a = up(np.ones(1 << 14))

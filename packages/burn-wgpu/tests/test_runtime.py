@@ -174,6 +174,25 @@ def test_matmul_autotune_caches_the_winner_on_disk(tmp_path, monkeypatch):
     assert calls == []
 
 
+def test_reduction_autotune_caches_the_winner_per_shape_class(tmp_path, monkeypatch):
+    monkeypatch.setenv("BURN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(autotune, "_tables", {})
+    x = np.random.default_rng(4).standard_normal((520, 600)).astype(np.float32)
+    np.testing.assert_allclose(t(x).sum_dim(0).to_data().array[0], x.sum(0), rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(t(x).argmax(1).to_data().array[:, 0], x.argmax(1))
+    files = list((tmp_path / "wgpu-autotune").glob("reduce-*.json"))
+    assert len(files) == 1
+    table = json.loads(files[0].read_text())
+    assert sorted(table) == ["arg-f32-1024x1024-c", "val-f32-1024x1024-s"]
+    assert all(tuple(cfg) in autotune.REDUCE_CANDIDATES for cfg in table.values())
+    calls = []
+    monkeypatch.setattr(autotune, "tune_reduce", lambda *a, **k: calls.append(a))
+    monkeypatch.setattr(autotune, "_tables", {})  # a new process: read back from disk
+    t(x).sum_dim(0).to_data()
+    t(x[:513]).argmax(1).to_data()  # 513 rows round up to the same class
+    assert calls == []
+
+
 def test_f16_when_the_adapter_has_it():
     if not Wgpu.capabilities.supports(DType.F16):
         pytest.skip("adapter without shader-f16")

@@ -1,15 +1,16 @@
-"""Matmul autotune: time candidate tile shapes once per device and shape class, keep the winner.
+"""Autotune: time candidate kernel configurations once per device and shape class, keep the winner.
 
-A *shape class* rounds each of m, n, k up to a power of two (and notes whether there is a batch
-and which kernel variant applies: the generic strided one, or the vec4 one for a layout of the
-operands), so a model's many similar matmuls share one measurement. The first matmul of a class
-on a device runs every candidate on its real operands, for at least `MIN_SECONDS` each (the output
-of the last run is the one returned, so nothing is wasted but time) and records the fastest; the
-table is saved under the user cache directory with an atomic write (temporary file + rename),
-keyed by adapter, so later processes skip the measurement.
+Two op families are tuned: matmul (tile shapes) and reductions (one thread per row against a
+workgroup tree per row, the workgroup size, and how long rows are split). A *shape class* rounds
+the problem's sizes up to powers of two and notes what changes the kernel (batching, the
+operand layout), so a model's many similar ops share one measurement. The first op of a class
+on a device runs every candidate on its real operands, for at least `MIN_SECONDS` each (the
+output of the last run is the one returned, so nothing is wasted but time) and records the
+fastest; the tables are saved under the user cache directory with an atomic write (temporary
+file + rename), one file per family and adapter, so later processes skip the measurement.
 
-Small problems skip tuning altogether: there, launch overhead dominates and the small tile is
-best. `BURN_WGPU_AUTOTUNE=0` turns tuning off (the heuristic choice is used).
+Small problems skip tuning altogether: there, launch overhead dominates and the heuristic
+choice is as good as any. `BURN_WGPU_AUTOTUNE=0` turns tuning off (the heuristic is used).
 """
 
 from __future__ import annotations
@@ -39,8 +40,22 @@ VEC_MIN_FLOPS = 2 * 64**3  # below this the vec4 kernel is not worth a copy to c
 MIN_SECONDS = 0.01  # each candidate runs until this much GPU time has been measured
 MAX_REPEATS = 256
 
+# Reductions: (mode, workgroup size, chunk length); mode 0 = one thread per row, 1 = one
+# workgroup tree per row (chunk length 0) or per chunk of a row (then a second pass).
+REDUCE_SERIAL = (0, 256, 0)
+REDUCE_CANDIDATES = (
+    REDUCE_SERIAL,
+    (0, 64, 0),
+    (1, 64, 0),
+    (1, 128, 0),
+    (1, 256, 0),
+    (1, 256, 4096),
+    (1, 256, 16384),
+)
+REDUCE_TUNE_MIN = 1 << 18  # elements read: below this, launch overhead dominates
+
 _lock = threading.Lock()
-_tables: dict[str, dict[str, list[int]]] = {}
+_tables: dict[tuple[str, str], dict[str, list[int]]] = {}
 
 
 def cache_dir() -> Path:
@@ -63,40 +78,51 @@ def _device_key(rt) -> str:
     return "".join(c if c.isalnum() else "_" for c in raw)
 
 
-def _path(rt) -> Path:
-    return cache_dir() / "wgpu-autotune" / f"matmul-{_device_key(rt)}.json"
+def _path(rt, family: str) -> Path:
+    return cache_dir() / "wgpu-autotune" / f"{family}-{_device_key(rt)}.json"
 
 
-def _table(rt) -> dict[str, list[int]]:
-    key = _device_key(rt)
+def _table(rt, family: str) -> dict[str, list[int]]:
+    key = (family, _device_key(rt))
     table = _tables.get(key)
     if table is None:
         try:
-            table = json.loads(_path(rt).read_text())
+            table = json.loads(_path(rt, family).read_text())
         except (OSError, ValueError):
             table = {}
         _tables[key] = table
     return table
 
 
-def _save(rt, table: dict) -> None:
-    """Write the table atomically: a crash mid-write leaves the previous file intact."""
-    path = _path(rt)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".matmul-", suffix=".json")
-        with os.fdopen(fd, "w") as f:
-            json.dump(table, f, indent=1, sort_keys=True)
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a read-only cache only costs a re-tune next time
+def _record(rt, family: str, shape_key: str, winner) -> None:
+    """Remember a winner and write the family's table atomically (a crash mid-write leaves the
+    previous file intact)."""
+    with _lock:
+        table = _table(rt, family)
+        table[shape_key] = list(winner)
+        path = _path(rt, family)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{family}-", suffix=".json")
+            with os.fdopen(fd, "w") as f:
+                json.dump(table, f, indent=1, sort_keys=True)
+            os.replace(tmp, path)
+        except OSError:
+            pass  # a read-only cache only costs a re-tune next time
+
+
+def _fastest(rt, candidates, launch_with) -> tuple[int, ...]:
+    """The candidate whose launch takes the least GPU time (each runs on the real operands)."""
+    best, best_time = None, float("inf")
+    for cfg in candidates:
+        seconds = _seconds_per_launch(rt, lambda cfg=cfg: launch_with(cfg))
+        if seconds < best_time:
+            best, best_time = cfg, seconds
+    return best
 
 
 def shape_class(dtype, m: int, n: int, k: int, batches: int, variant: str = "g") -> str:
-    def up(x: int) -> int:
-        return 1 << max(0, (x - 1).bit_length())
-
-    return f"{dtype.value}-{up(m)}x{up(n)}x{up(k)}-{'b' if batches > 1 else '1'}-{variant}"
+    return f"{dtype.value}-{_up(m)}x{_up(n)}x{_up(k)}-{'b' if batches > 1 else '1'}-{variant}"
 
 
 def heuristic(m: int, n: int, variant: str = "g") -> tuple[int, ...]:
@@ -122,9 +148,7 @@ def matmul_config(backend, rt, dtype, m: int, n: int, k: int, batches: int, vari
     """The tile shape for this matmul: cached, tuned now, or the heuristic for small ones."""
     if not enabled() or 2 * m * n * k * batches < TUNE_MIN_FLOPS:
         return heuristic(m, n, variant)
-    table = _table(rt)
-    key = shape_class(dtype, m, n, k, batches, variant)
-    found = table.get(key)
+    found = _table(rt, "matmul").get(shape_class(dtype, m, n, k, batches, variant))
     if found is not None:
         return tuple(found)
     return None  # the caller tunes on its operands
@@ -150,23 +174,62 @@ def _seconds_per_launch(rt, launch) -> float:
 def tune(
     backend, rt, dtype, lhs, rhs, out, batch, m: int, n: int, k: int, layout=None
 ) -> tuple[int, ...]:
-    """Time every candidate on the real operands; record and return the fastest."""
-    best, best_time = None, float("inf")
-    for cfg in CANDIDATES:
-        if not _fits(rt, cfg) or not backend.matmul_variant_ok(cfg, layout):
-            continue
-
-        def launch(cfg=cfg):
-            backend._matmul_launch(lhs, rhs, out, batch, cfg, layout)
-
-        seconds = _seconds_per_launch(rt, launch)
-        if seconds < best_time:
-            best, best_time = cfg, seconds
+    """Time every matmul candidate on the real operands; record and return the fastest."""
+    candidates = [
+        cfg for cfg in CANDIDATES if _fits(rt, cfg) and backend.matmul_variant_ok(cfg, layout)
+    ]
+    best = _fastest(
+        rt, candidates, lambda cfg: backend._matmul_launch(lhs, rhs, out, batch, cfg, layout)
+    )
     # The last candidate's output is as correct as the winner's: any config computes the product.
     variant = "g" if layout is None else "v" + "".join("k" if x else "m" for x in layout)
     batches = int(out.numel // max(1, m * n))
-    with _lock:
-        table = _table(rt)
-        table[shape_class(dtype, m, n, k, batches, variant)] = list(best)
-        _save(rt, table)
+    _record(rt, "matmul", shape_class(dtype, m, n, k, batches, variant), best)
+    return best
+
+
+# ---------------------------------------------------------------------- reductions
+def reduce_class(op: str, dtype, rows: int, length: int, contiguous: bool, vec: bool) -> str:
+    """Arg reductions carry an index; the layout of the reduced dim decides coalescing."""
+    kind = "arg" if op in ("argmax", "argmin") else "val"
+    layout = "v" if vec else "c" if contiguous else "s"
+    return f"{kind}-{dtype.value}-{_up(rows)}x{_up(length)}-{layout}"
+
+
+def _up(x: int) -> int:
+    return 1 << max(0, (x - 1).bit_length())
+
+
+def reduce_heuristic(op: str, rows: int, length: int) -> tuple[int, int, int]:
+    """Short rows: a thread each; long rows with few of them: split into chunks; else a tree."""
+    if length <= 16:
+        return REDUCE_SERIAL
+    if op not in ("argmax", "argmin") and length > 8192 and rows < 1024:
+        return (1, 256, 4096)
+    return (1, 256, 0)
+
+
+def reduce_candidates(rt, op: str, rows: int, length: int) -> list[tuple[int, int, int]]:
+    """What is worth trying: chunking only for value reductions of rows longer than a chunk."""
+    arg = op in ("argmax", "argmin")
+    limit = int(rt.limits.get("max-compute-invocations-per-workgroup", 256))
+    return [
+        cfg
+        for cfg in REDUCE_CANDIDATES
+        if cfg[1] <= limit and (cfg[2] == 0 or (not arg and length > 2 * cfg[2]))
+    ]
+
+
+def reduce_config(rt, op: str, dtype, rows: int, length: int, contiguous: bool, vec: bool):
+    """The reduction strategy: cached, the heuristic for small ones, or None (tune now)."""
+    if not enabled() or rows * length < REDUCE_TUNE_MIN:
+        return reduce_heuristic(op, rows, length)
+    found = _table(rt, "reduce").get(reduce_class(op, dtype, rows, length, contiguous, vec))
+    return None if found is None else tuple(found)
+
+
+def tune_reduce(rt, shape_key: str, candidates, launch_with) -> tuple[int, int, int]:
+    """Time each reduction strategy on the real operand; record and return the fastest."""
+    best = _fastest(rt, candidates, launch_with)
+    _record(rt, "reduce", shape_key, best)
     return best

@@ -16,6 +16,7 @@ from burn.backend import Backend, Capabilities
 from burn.tensor import DType, TensorData
 from burn.tensor.distribution import Bernoulli, Normal, Uniform, _Default
 from burn.tensor.errors import DTypeError, OutOfRangeError
+from burn.wgpu import autotune
 from burn.wgpu import kernels as K
 from burn.wgpu.device import WgpuDevice
 from burn.wgpu.module_ops import WgpuModuleOps
@@ -536,54 +537,67 @@ class WgpuBackend(WgpuModuleOps, Backend):
         shape = p.shape
         length = shape[dim]
         out_shape = shape[:dim] + (1,) + shape[dim + 1 :]
-        arg = op in ("argmax", "argmin")
-        out_dtype = DType.I32 if arg else p.dtype
+        out_dtype = DType.I32 if op in ("argmax", "argmin") else p.dtype
         if length == 0:
             identity = {"sum": 0, "prod": 1}.get(op, 0)
             return self.full(out_shape, identity, out_dtype, p.device)
-        other = shape[:dim] + shape[dim + 1 :]
-        ostrides = p.strides[:dim] + p.strides[dim + 1 :]
-        rows = math.prod(other)
-        serial = length <= 16
-        chunks = 1
-        if not arg and not serial and length > 8192 and rows < 1024:
-            chunks = min(1024, -(-length // 4096))
-        chunk_len = -(-length // chunks)
-        vec = (
-            not arg
-            and not serial
+        out = self._like(p, out_shape, out_dtype)
+        rows = out.numel
+        vec = self._reduce_vec_ok(op, p, dim)
+        contiguous = p.strides[dim] == 1
+        cfg = autotune.reduce_config(p.rt, op, p.dtype, rows, length, contiguous, vec)
+        if cfg is None:  # first of its shape class on this device: tuning computes `out`
+            key = autotune.reduce_class(op, p.dtype, rows, length, contiguous, vec)
+            candidates = autotune.reduce_candidates(p.rt, op, rows, length)
+            autotune.tune_reduce(
+                p.rt, key, candidates, lambda cfg: self._reduce_into(op, p, dim, out, cfg)
+            )
+        else:
+            self._reduce_into(op, p, dim, out, cfg)
+        return out
+
+    @staticmethod
+    def _reduce_vec_ok(op: str, p: WgpuTensor, dim: int) -> bool:
+        """Whether a value reduction can read rows as vec4s (contiguous, 16-byte aligned)."""
+        return (
+            op not in ("argmax", "argmin")
             and p.dtype in K.VEC_DTYPES
             and p.strides[dim] == 1
-            and length % 4 == 0
+            and p.shape[dim] % 4 == 0
             and p.offset % 4 == 0
-            and all(s % 4 == 0 for s in ostrides)
+            and all(s % 4 == 0 for d, s in enumerate(p.strides) if d != dim)
         )
+
+    def _reduce_into(self, op: str, p: WgpuTensor, dim: int, out: WgpuTensor, cfg) -> None:
+        """Reduce `p` along `dim` into the contiguous `out` with strategy `cfg` (see
+        `autotune.REDUCE_CANDIDATES`): a thread per row, a tree per row, or a tree per chunk of
+        a row followed by a second pass over the partial results."""
+        mode, wg, chunk = cfg
+        serial = mode == 0
+        length = p.shape[dim]
+        other = p.shape[:dim] + p.shape[dim + 1 :]
+        ostrides = p.strides[:dim] + p.strides[dim + 1 :]
+        rows = out.numel
+        vec = not serial and self._reduce_vec_ok(op, p, dim)
+        chunks = 1 if serial or not chunk else min(1024, -(-length // chunk))
+        chunk_len = -(-length // chunks)
         if vec:
             chunk_len = -(-chunk_len // 4) * 4
         info = [
-            rows,
-            length,
-            chunk_len,
-            chunks,
-            len(other),
-            *other,
-            p.offset,
-            *ostrides,
-            p.strides[dim],
-        ]
-        source = K.reduce(op, p.dtype, serial, vec)
+            rows, length, chunk_len, chunks, len(other),
+            *other, p.offset, *ostrides, p.strides[dim],
+        ]  # fmt: skip
+        source = K.reduce(op, p.dtype, serial, vec, wg)
         if chunks == 1:
-            out = self._like(p, out_shape, out_dtype)
-            groups = _groups(rows) if serial else rows
+            groups = -(-rows // wg) if serial else rows
             p.rt.launch(source, ("r", "rw"), (p.handle, out.handle), info, groups)
-            return out
-        partial = self._like(p, (rows, chunks), out_dtype)
+            return
+        partial = self._like(p, (rows, chunks), out.dtype)
         p.rt.launch(source, ("r", "rw"), (p.handle, partial.handle), info, rows * chunks)
-        return self.reshape(self.reduce(op, partial, 1), out_shape)
+        second = autotune.reduce_heuristic(op, rows, chunks)
+        self._reduce_into(op, partial, 1, self.reshape(out, (rows, 1)), second)
 
     def matmul(self, lhs: WgpuTensor, rhs: WgpuTensor):
-        from burn.wgpu import autotune
-
         a, b = lhs.shape, rhs.shape
         m, k, n = a[-2], a[-1], b[-1]
         batch = broadcast_shape(a[:-2], b[:-2])

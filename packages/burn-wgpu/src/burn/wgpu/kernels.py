@@ -590,9 +590,9 @@ fn better(va: {c}, ia: u32, vb: {c}, ib: u32, strictly: bool) -> bool {{{nan}
 """
 
 
-def _reduce_loop(combine: str, c: str, vec: bool) -> str:
+def _reduce_loop(combine: str, c: str, vec: bool, wg: int) -> str:
     if not vec:
-        return f"""    for (var j = lo + lid; j < hi; j = j + {WG}u) {{
+        return f"""    for (var j = lo + lid; j < hi; j = j + {wg}u) {{
         let vb = {c}(a[start + j * step]);
         let ib = j;
         {combine}
@@ -605,21 +605,21 @@ def _reduce_loop(combine: str, c: str, vec: bool) -> str:
         }}"""
         for n, comp in enumerate("xyzw")
     )
-    return f"""    for (var j = lo + lid * 4u; j < hi; j = j + {4 * WG}u) {{
+    return f"""    for (var j = lo + lid * 4u; j < hi; j = j + {4 * wg}u) {{
         let v = a[(start + j) / 4u];
 {parts}
     }}"""
 
 
 @cache
-def reduce(op: str, dtype: DType, serial: bool, vec: bool = False) -> str:
+def reduce(op: str, dtype: DType, serial: bool, vec: bool = False, wg: int = WG) -> str:
     """A reduction along one dim, keeping it (size 1).
 
     info = [rows, L, chunk_len, chunks, rank, shape..., offset, strides..., dim_stride] where
     shape/strides describe the *other* dims. Tree mode: one workgroup per (row, chunk) with a
     shared-memory tree; serial mode (short rows): one thread per row. `vec` (tree mode, not
     arg reductions): the reduced dim is contiguous and every row start, L and chunk_len are
-    multiples of 4, so threads read vec4s.
+    multiples of 4, so threads read vec4s. `wg`: threads per workgroup (a power of two).
     """
     t, c = store(dtype), compute(dtype)
     arg = op in ("argmax", "argmin")
@@ -644,10 +644,10 @@ fn row_base(row: u32) -> u32 {
         return (
             common
             + f"""
-@compute @workgroup_size({WG})
+@compute @workgroup_size({wg})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {{
-    let row = (wid.y * nwg.x + wid.x) * {WG}u + lid;
+    let row = (wid.y * nwg.x + wid.x) * {wg}u + lid;
     if (row >= info[0]) {{ return; }}
     let len = info[1];
     let step = info[6u + 2u * info[4]];
@@ -666,10 +666,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     return (
         common
         + f"""
-var<workgroup> sv: array<{c}, {WG}>;
-var<workgroup> si: array<u32, {WG}>;
+var<workgroup> sv: array<{c}, {wg}>;
+var<workgroup> si: array<u32, {wg}>;
 
-@compute @workgroup_size({WG})
+@compute @workgroup_size({wg})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {{
     let g = wid.y * nwg.x + wid.x;
@@ -684,10 +684,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let start = row_base(row);
     var va: {c} = {ident};
     var ia: u32 = 0xffffffffu;
-{_reduce_loop(combine, c, vec)}
+{_reduce_loop(combine, c, vec, wg)}
     sv[lid] = va;
     si[lid] = ia;
-    for (var s = {WG // 2}u; s > 0u; s = s >> 1u) {{
+    for (var s = {wg // 2}u; s > 0u; s = s >> 1u) {{
         workgroupBarrier();
         if (lid < s) {{
             va = sv[lid];
