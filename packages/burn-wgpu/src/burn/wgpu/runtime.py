@@ -6,7 +6,7 @@ batch is submitted when it grows large, when a host write must be ordered after 
 the host reads a buffer (`read`). Nothing waits for the GPU except a read.
 
 Kernel parameters (shapes, strides, offsets, scalars) go into one small storage buffer per
-batch, the *info arena*: each launch appends its words and binds its slice through a dynamic
+batch, the *info arena* (one buffer, refilled for each batch): each launch appends its words and binds its slice through a dynamic
 offset. The arena is written to the GPU right before the batch is submitted, so launches cost
 no extra transfer.
 
@@ -278,7 +278,12 @@ class Runtime:
         self._pass = None
         self._pending = 0
         self._touched: set[int] = set()  # ids of the buffers the open batch reads or writes
-        self._arena = None
+        # One arena for the runtime's life: the queue orders its write before the batch that
+        # reads it and after every batch submitted earlier, and a fixed buffer keeps the cached
+        # bind groups valid from one batch to the next.
+        self._arena = self.device.create_buffer(
+            size=ARENA_BYTES, usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST
+        )
         self._arena_words = np.zeros(ARENA_BYTES // 4, dtype=np.uint32)
         self._arena_used = 0
         self.launches = 0
@@ -412,9 +417,6 @@ class Runtime:
         if start + window > ARENA_BYTES:
             self.flush()
             start = 0
-        if self._arena is None:
-            # Written just before the batch runs: never a buffer that the batch uses.
-            self._arena = self.pool.acquire(ARENA_BYTES, self._touched)
         self._arena_words[start // 4 : start // 4 + len(words)] = words
         self._arena_used = start + nbytes
         return start, window
@@ -443,7 +445,7 @@ class Runtime:
             access = tuple(access)
             pipe, bgl = self.pipeline(source, access, info_last)
             off, window = self._arena_slice(info)
-            arena = self._arena.buffer
+            arena = self._arena
             buffers = [h.buffer for h in handles]
             key = (id(bgl), window, id(arena), *map(id, buffers))
             group = self._groups.get(key)
@@ -483,17 +485,16 @@ class Runtime:
             if self._encoder is None:
                 return
             self._end_pass()
-            if self._arena is not None and self._arena_used:
+            if self._arena_used:
                 self.queue.write_buffer(
-                    self._arena.buffer, 0, self._arena_words[: (self._arena_used + 3) // 4]
+                    self._arena, 0, self._arena_words[: (self._arena_used + 3) // 4]
                 )
             self.queue.submit([self._encoder.finish()])
             self._encoder = None
             self._pending = 0
-            # Submitted work is ordered before any later write, so the arena may go back to the
-            # pool, uploads may use any buffer, and the pool may destroy what it holds too much.
+            # Submitted work is ordered before any later write, so the arena may be refilled,
+            # uploads may use any buffer, and the pool may destroy what it holds too much.
             self._touched.clear()
-            self._arena = None
             self._arena_used = 0
             self.pool.deferring = False
             self.pool.trim()
