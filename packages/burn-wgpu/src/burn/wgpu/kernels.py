@@ -1256,3 +1256,46 @@ def col2im(dtype: DType) -> str:
 }}
 """
     )
+
+
+# ====================================================================== resampling
+@cache
+def resample(dtype: DType) -> str:
+    """out[.., i, ..] = sum_t weight[t, i] * x[.., index[t, i], ..] along one dim.
+
+    The taps table holds `taps * L` indices then `taps * L` f32 weights (as bits), where L is
+    the output's length along `dim`. One thread per output element; interpolation and adaptive
+    pooling use it forward, and their gradients use it with the transposed taps.
+    info = [n, rank, out_shape..., x_off, x_strides..., dim, taps].
+    """
+    t, c = store(dtype), compute(dtype)
+    return (
+        header([("x", t, "r"), ("taps", "u32", "r"), ("out", t, "rw")], dtype)
+        + ENTRY_1D
+        + f"""    let rank = info[1];
+    let xb = 2u + rank;
+    let dim = info[xb + 1u + rank];
+    let count = info[xb + 2u + rank];
+    var rem = i;
+    var off = info[xb];
+    var pos = 0u;
+    var d = rank;
+    loop {{
+        if (d == 0u) {{ break; }}
+        d = d - 1u;
+        let coord = rem % info[2u + d];
+        rem = rem / info[2u + d];
+        if (d == dim) {{ pos = coord; }} else {{ off = off + coord * info[xb + 1u + d]; }}
+    }}
+    let len = info[2u + dim];
+    let step = info[xb + 1u + dim];
+    var acc: {c} = {c}(0.0);
+    for (var k = 0u; k < count; k = k + 1u) {{
+        let j = taps[k * len + pos];
+        let w = bitcast<f32>(taps[(count + k) * len + pos]);
+        acc = acc + {c}(w) * {c}(x[off + j * step]);
+    }}
+    out[i] = {t}(acc);
+}}
+"""
+    )

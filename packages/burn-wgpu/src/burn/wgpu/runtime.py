@@ -5,10 +5,10 @@ Work is recorded lazily: every kernel launch is appended to one open compute pas
 batch is submitted when it grows large, when a host write must be ordered after it, or when
 the host reads a buffer (`read`). Nothing waits for the GPU except a read.
 
-Kernel parameters (shapes, strides, offsets, scalars) go into one small storage buffer per
-batch, the *info arena* (one buffer, refilled for each batch): each launch appends its words and binds its slice through a dynamic
-offset. The arena is written to the GPU right before the batch is submitted, so launches cost
-no extra transfer.
+Kernel parameters (shapes, strides, offsets, scalars) go into one small storage buffer, the
+*info arena*, refilled for each batch: each launch appends its words and binds its slice
+through a dynamic offset. The arena is written to the GPU right before the batch is
+submitted, so launches cost no extra transfer.
 
 A launch costs the host a dictionary lookup for its pipeline and, usually, one for its bind
 group: bind groups are cached by the buffers they bind (the info slice is a dynamic offset, so
