@@ -56,6 +56,7 @@ REDUCE_CANDIDATES = (
     (1, 256, 16384),
 )
 REDUCE_TUNE_MIN = 1 << 18  # elements read: below this, launch overhead dominates
+SERIAL_MIN_ROWS = 1024
 
 _lock = threading.Lock()
 _tables: dict[tuple[str, str], dict[str, list[int]]] = {}
@@ -221,13 +222,17 @@ def reduce_heuristic(op: str, rows: int, length: int) -> tuple[int, int, int]:
 
 
 def reduce_candidates(rt, op: str, rows: int, length: int) -> list[tuple[int, int, int]]:
-    """What is worth trying: chunking only for value reductions of rows longer than a chunk."""
+    """What is worth trying: a thread per row only with rows enough to fill a GPU (one thread
+    walking a long row alone takes seconds); chunks only for value reductions of rows longer
+    than two chunks."""
     arg = op in ("argmax", "argmin")
     limit = int(rt.limits.get("max-compute-invocations-per-workgroup", 256))
     return [
         cfg
         for cfg in REDUCE_CANDIDATES
-        if cfg[1] <= limit and (cfg[2] == 0 or (not arg and length > 2 * cfg[2]))
+        if cfg[1] <= limit
+        and (cfg[0] == 1 or rows >= SERIAL_MIN_ROWS)
+        and (cfg[2] == 0 or (not arg and length > 2 * cfg[2]))
     ]
 
 
