@@ -77,9 +77,13 @@ def cache_dir() -> Path:
 
 
 def _device_key(rt) -> str:
-    info = rt.info
-    raw = f"{info.get('device', '')}-{info.get('backend_type', '')}-{info.get('vendor_id', '')}"
-    return "".join(c if c.isalnum() else "_" for c in raw)
+    """The adapter's name as a file name part (computed once per runtime: every op asks)."""
+    key = rt.__dict__.get("_autotune_key")
+    if key is None:
+        info = rt.info
+        raw = f"{info.get('device', '')}-{info.get('backend_type', '')}-{info.get('vendor_id', '')}"
+        key = rt.__dict__["_autotune_key"] = "".join(c if c.isalnum() else "_" for c in raw)
+    return key
 
 
 def _path(rt, family: str) -> Path:
