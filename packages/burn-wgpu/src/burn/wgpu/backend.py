@@ -445,6 +445,7 @@ class WgpuBackend(WgpuModuleOps, Backend):
             (p.handle, idx.handle, out.handle),
             info,
             _groups(n),
+            checks_indices=True,
         )
         return out
 
@@ -461,7 +462,9 @@ class WgpuBackend(WgpuModuleOps, Backend):
             values.offset, *vstrides, dim,
         ]  # fmt: skip
         handles = (p.handle, idx.handle, values.handle, out.handle)
-        p.rt.launch(K.scatter_add(p.dtype), ("r", "r", "r", "rw"), handles, info, _groups(n))
+        source = K.scatter_add(p.dtype)
+        access = ("r", "r", "r", "rw")
+        p.rt.launch(source, access, handles, info, _groups(n), checks_indices=True)
         return out
 
     def select(self, p: WgpuTensor, dim: int, indices: WgpuTensor):

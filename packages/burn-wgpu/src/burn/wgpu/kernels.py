@@ -710,16 +710,21 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
 
 # ====================================================================== indexing
+# The runtime's error word, bound last by launches with `checks_indices`.
+ERROR_WORD = ("err", "atomic<u32>", "rw")
+
+
 @cache
 def gather(dtype: DType) -> str:
     """out[i] = p[idx coords with dim replaced by idx[i]].
 
     info = [n, rank, idx_shape..., idx_flag, idx_off, idx_strides..., p_off, p_strides...,
-    dim, dim_size]. Indices are clamped into range (host-known ones are checked before).
+    dim, dim_size]. Out-of-range indices are clamped and flagged in the error word (host-known
+    ones are checked before the launch).
     """
     t = store(dtype)
     return (
-        header([("p", t, "r"), ("idx", "i32", "r"), ("out", t, "rw")], dtype)
+        header([("p", t, "r"), ("idx", "i32", "r"), ("out", t, "rw"), ERROR_WORD], dtype)
         + ENTRY_1D
         + """    let rank = info[1];
     let pb = 4u + 2u * rank;
@@ -735,7 +740,9 @@ def gather(dtype: DType) -> str:
         rem = rem / info[2u + d];
         if (d != dim) { off = off + c * info[pb + 1u + d]; }
     }
-    let k = u32(clamp(idx[at(i, 2u + rank)], 0, i32(size) - 1));
+    let raw = idx[at(i, 2u + rank)];
+    if (raw < 0 || raw >= i32(size)) { atomicMax(&err[0], 1u); }
+    let k = u32(clamp(raw, 0, i32(size) - 1));
     out[i] = p[off + k * info[pb + 1u + dim]];
 }
 """
@@ -752,7 +759,10 @@ def scatter_add(dtype: DType) -> str:
     """
     t, c = store(dtype), compute(dtype)
     return (
-        header([("p", t, "r"), ("idx", "i32", "r"), ("v", t, "r"), ("out", t, "rw")], dtype)
+        header(
+            [("p", t, "r"), ("idx", "i32", "r"), ("v", t, "r"), ("out", t, "rw"), ERROR_WORD],
+            dtype,
+        )
         + ENTRY_1D
         + f"""    let rank = info[1];
     let ish = 4u + 2u * rank;
@@ -784,7 +794,9 @@ def scatter_add(dtype: DType) -> str:
         let istep = info[ib + 1u + dim];
         let vstep = info[vb + 1u + dim];
         for (var k = 0u; k < n; k = k + 1u) {{
-            if (u32(idx[io + k * istep]) == want) {{
+            let raw = idx[io + k * istep];
+            if (raw < 0 || raw >= i32(info[2u + dim])) {{ atomicMax(&err[0], 2u); }}
+            if (u32(raw) == want) {{
                 acc = acc + {c}(v[vo + k * vstep]);
             }}
         }}

@@ -27,6 +27,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
+from burn.tensor.errors import OutOfRangeError
 from burn.wgpu.device import ADAPTER_TYPES, WgpuDevice
 
 import wgpu
@@ -37,6 +38,10 @@ ARENA_BYTES = 1 << 16
 INFO_WINDOW = 256  # bytes bound for a launch's info words (larger lists get a larger window)
 MAX_BATCH = 128
 MAX_BIND_GROUPS = 8192
+
+
+# What index kernels write into the runtime's error word when an index is out of range.
+INDEX_ERROR_OPS = {1: "gather (or an op built on it: select, take, embedding)", 2: "scatter_add"}
 
 
 class NoAdapterError(RuntimeError):
@@ -288,6 +293,13 @@ class Runtime:
         self._arena_used = 0
         self.launches = 0
         self._fence = None
+        # Index kernels flag out-of-range indices here (they clamp, so every read stays in
+        # bounds); the flag is read back at the next host read after such a kernel, like CUDA's
+        # asynchronous device-side asserts.
+        self.error_word = Handle(
+            self.device.create_buffer(size=MIN_BUFFER, usage=STORAGE_USAGE), MIN_BUFFER, None
+        )
+        self._index_checks = False
 
     # ------------------------------------------------------------------ description
     @property
@@ -328,6 +340,7 @@ class Runtime:
             start = offset & ~3
             end = (offset + nbytes + 3) & ~3
             data = self.queue.read_buffer(handle.buffer, start, end - start)
+            self._raise_index_errors()
             return bytes(data)[offset - start : offset - start + nbytes]
 
     def copy(self, src: Handle, src_offset: int, dst: Handle, dst_offset: int, nbytes: int) -> None:
@@ -421,15 +434,29 @@ class Runtime:
         self._arena_used = start + nbytes
         return start, window
 
-    def launch(self, source: str, access, handles, info, groups, info_last: bool = False) -> None:
+    def launch(
+        self,
+        source: str,
+        access,
+        handles,
+        info,
+        groups,
+        info_last: bool = False,
+        checks_indices: bool = False,
+    ) -> None:
         """Record one dispatch of `source` over `groups` workgroups.
 
         `handles` are the buffers for bindings 1.. (in `access` order), `info` the words of
         binding 0, `groups` a workgroup count (x or (x, y, z)); counts above the adapter's
         per-dimension limit are folded into y (kernels index with `num_workgroups`).
         With `info_last`, the info words are bound after the data buffers instead (the layout
-        of custom kernels).
+        of custom kernels). With `checks_indices`, the runtime's error word is bound last
+        (read-write) and checked at the next host read.
         """
+        if checks_indices:
+            access = (*access, "rw")
+            handles = (*handles, self.error_word)
+            self._index_checks = True
         if isinstance(groups, int):
             groups = (groups, 1, 1)
         gx, gy, gz = (tuple(groups) + (1, 1))[:3]
@@ -510,6 +537,22 @@ class Runtime:
             if self._fence is None:
                 self._fence = self.alloc(MIN_BUFFER)
             self.queue.read_buffer(self._fence.buffer, 0, 4)
+            self._raise_index_errors()
+
+    def _raise_index_errors(self) -> None:
+        """Raise (once) what index kernels flagged since the last check; call after a flush."""
+        if not self._index_checks:
+            return
+        self._index_checks = False
+        code = int.from_bytes(bytes(self.queue.read_buffer(self.error_word.buffer, 0, 4)), "little")
+        if code:
+            self.queue.write_buffer(self.error_word.buffer, 0, np.zeros(1, np.uint32))
+            op = INDEX_ERROR_OPS.get(code, "an index kernel")
+            raise OutOfRangeError(
+                f"{op}: an index computed on the device was out of range; detected at this "
+                "read from the device (GPU work runs ahead of Python), the kernel used the "
+                "nearest valid index instead"
+            )
 
 
 _runtimes: dict[tuple, Runtime] = {}
