@@ -8,6 +8,7 @@ Nothing here waits for the GPU except `into_data`.
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
 
@@ -29,6 +30,12 @@ HOST_COPY_LIMIT = 1 << 16  # keep host values of small uploads (index checks, ch
 
 
 def row_major(shape) -> tuple[int, ...]:
+    """The contiguous strides of `shape` (memoized: every new tensor and view asks)."""
+    return _row_major(tuple(shape))
+
+
+@functools.lru_cache(maxsize=4096)
+def _row_major(shape: tuple[int, ...]) -> tuple[int, ...]:
     strides, step = [], 1
     for n in reversed(shape):
         strides.append(step)
@@ -45,8 +52,8 @@ class WgpuTensor:
         self, handle: Handle, shape, strides, offset: int, dtype: DType, device, rt, host=None
     ):
         self.handle = handle
-        self.shape = tuple(int(n) for n in shape)
-        self.strides = tuple(int(s) for s in strides)
+        self.shape = tuple(map(int, shape))
+        self.strides = tuple(map(int, strides))
         self.offset = int(offset)
         self.dtype = dtype
         self.device = device
@@ -58,6 +65,8 @@ class WgpuTensor:
         return math.prod(self.shape)
 
     def is_contiguous(self) -> bool:
+        if self.strides == row_major(self.shape):
+            return True
         return all(
             n == 1 or s == e
             for n, s, e in zip(self.shape, self.strides, row_major(self.shape), strict=True)
