@@ -160,14 +160,18 @@ fn tanh_(x: f32) -> f32 {
 """
 
 INT_FNS = """
+// Truncating division on magnitudes (u32 division has one meaning everywhere, while drivers
+// have been seen to disagree on signed division and remainder).
 fn div_(a: i32, b: i32) -> i32 {
     if (b == 0) { return 0; }
-    return a / b;
+    let q = i32(u32(abs(a)) / u32(abs(b)));
+    return select(q, -q, (a < 0) != (b < 0));
 }
 
+// The remainder with the divisor's sign (Python's and Burn's `%`).
 fn rem_(a: i32, b: i32) -> i32 {
     if (b == 0) { return 0; }
-    let r = a % b;
+    let r = a - b * div_(a, b);
     if (r != 0 && ((r < 0) != (b < 0))) { return r + b; }
     return r;
 }
