@@ -291,14 +291,38 @@ def bench_cnn(batch: int, repeats: int) -> list[str]:
         peer = time_torch(torch_step, repeats)
     ms = seconds * 1e3
     peer_ms = None if peer is None else peer * 1e3
+    host, launches = host_seconds(ours.step, repeats)
     return [
-        f"guide CNN step, batch {batch}, Adam",
-        "ms",
-        fmt(ms),
-        fmt(peer_ms),
-        ratio(peer_ms, ms),
-        "-",
+        [
+            f"guide CNN step, batch {batch}, Adam",
+            "ms",
+            fmt(ms),
+            fmt(peer_ms),
+            ratio(peer_ms, ms),
+            "-",
+        ],
+        [f"... its host side alone ({launches} launches)", "ms", fmt(host * 1e3), "-", "-", "-"],
     ]
+
+
+def host_seconds(fn, repeats: int) -> tuple[float, int]:
+    """(seconds, kernel launches) per call of `fn` with the GPU submissions skipped: what
+    Python, the tensor layers and command recording cost. When it is close to the full time,
+    the step is host-bound. The skipped work computes nothing; nothing reads it afterwards."""
+    rt = Wgpu.runtime()
+    Wgpu.sync()
+    submit = rt.queue.submit
+    rt.queue.submit = lambda *args, **kwargs: None
+    launches = rt.launches
+    try:
+        start = time.perf_counter()
+        for _ in range(repeats):
+            fn()
+        seconds = (time.perf_counter() - start) / repeats
+    finally:
+        rt.queue.submit = submit
+    Wgpu.sync()
+    return seconds, round((rt.launches - launches) / repeats)
 
 
 # ---------------------------------------------------------------------- report
@@ -327,7 +351,7 @@ def main() -> None:
     rows = [bench_matmul(n, repeats if n < 8192 else max(3, repeats // 4)) for n in sizes]
     rows.append(bench_add(elems, repeats))
     rows.append(bench_sum(elems, repeats))
-    rows.append(bench_cnn(batch, cnn_repeats))
+    rows += bench_cnn(batch, cnn_repeats)
 
     header = ["benchmark", "unit", "Wgpu", "torch (fp32)", "Wgpu / torch", "torch TF32"]
     driver = rt.info.get("description") or "?"
