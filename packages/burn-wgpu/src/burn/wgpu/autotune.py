@@ -195,9 +195,8 @@ def tune(
     candidates = [
         cfg for cfg in CANDIDATES if _fits(rt, cfg) and backend.matmul_variant_ok(cfg, layout)
     ]
-    best = _fastest(
-        rt, candidates, lambda cfg: backend._matmul_launch(lhs, rhs, out, batch, cfg, layout)
-    )
+    plans = {cfg: backend._matmul_plan(lhs, rhs, out, batch, cfg, layout) for cfg in candidates}
+    best = _fastest(rt, candidates, lambda cfg: rt.launch(*plans[cfg]))
     # The last candidate's output is as correct as the winner's: any config computes the product.
     batches = int(out.numel // max(1, m * n))
     _record(rt, "matmul", shape_class(dtype, m, n, k, batches, variant(layout, m, n, k)), best)

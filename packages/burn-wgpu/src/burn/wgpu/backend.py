@@ -635,6 +635,11 @@ class WgpuBackend(WgpuModuleOps, Backend):
         return out
 
     def _matmul_launch(self, lhs, rhs, out, batch, cfg, layout=None) -> None:
+        lhs.rt.launch(*self._matmul_plan(lhs, rhs, out, batch, cfg, layout))
+
+    def _matmul_plan(self, lhs, rhs, out, batch, cfg, layout=None) -> tuple:
+        """The arguments of `Runtime.launch` for one matmul (autotune replays them as they are,
+        so that its timings are the GPU's, not this method's)."""
         bm, bn, bk, tm, tn = cfg
         m, k, n = lhs.shape[-2], lhs.shape[-1], rhs.shape[-1]
         batches = math.prod(batch)
@@ -650,13 +655,8 @@ class WgpuBackend(WgpuModuleOps, Backend):
         else:
             exact = m % bm == 0 and n % bn == 0 and k % bk == 0
             source = K.matmul_vec4(bm, bn, bk, tm, tn, *layout, exact)
-        lhs.rt.launch(
-            source,
-            ("r", "r", "rw"),
-            (lhs.handle, rhs.handle, out.handle),
-            info,
-            (col_tiles, gy, gz),
-        )
+        handles = (lhs.handle, rhs.handle, out.handle)
+        return source, ("r", "r", "rw"), handles, info, (col_tiles, gy, gz)
 
     def matmul_variant_ok(self, cfg, layout) -> bool:
         """Whether tile shape `cfg` exists for the kernel variant `layout` (vec4 needs TM, TN
