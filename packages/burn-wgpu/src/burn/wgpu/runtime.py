@@ -281,6 +281,7 @@ class Runtime:
         self._lock = threading.RLock()
         self._encoder = None
         self._pass = None
+        self._pass_pipeline = None
         self._pending = 0
         self._touched: set[int] = set()  # ids of the buffers the open batch reads or writes
         # One arena for the runtime's life: the queue orders its write before the batch that
@@ -496,8 +497,11 @@ class Runtime:
             if self._pass is None:
                 self._ensure_encoder()
                 self._pass = self._encoder.begin_compute_pass()
+                self._pass_pipeline = None
                 self._begin()
-            self._pass.set_pipeline(pipe)
+            if pipe is not self._pass_pipeline:  # a pass keeps its pipeline between dispatches
+                self._pass.set_pipeline(pipe)
+                self._pass_pipeline = pipe
             self._pass.set_bind_group(0, group, [off])
             self._pass.dispatch_workgroups(gx, gy, gz)
             self._touched.update(map(id, buffers))
