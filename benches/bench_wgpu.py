@@ -52,7 +52,7 @@ SECTION = "## burn-wgpu: Wgpu against PyTorch CUDA on one GPU"
 MIN_SECONDS = 0.2  # a timed run lasts at least this long, so one sync costs little
 
 
-def _timed(fn, sync, repeats: int) -> float:
+def seconds_per_call(fn, sync, repeats: int) -> float:
     """Seconds per call: `repeats` calls (more, x4 at a time, until `MIN_SECONDS`) queued, one
     sync at the end; the fixed cost of that sync is then small against the work measured."""
     fn()
@@ -69,7 +69,7 @@ def _timed(fn, sync, repeats: int) -> float:
 
 
 def time_wgpu(fn, repeats: int) -> float:
-    return _timed(fn, Wgpu.sync, repeats)
+    return seconds_per_call(fn, Wgpu.sync, repeats)
 
 
 def torch_device() -> str:
@@ -82,7 +82,7 @@ def torch_sync() -> None:
 
 
 def time_torch(fn, repeats: int) -> float:
-    return _timed(fn, torch_sync, repeats)
+    return seconds_per_call(fn, torch_sync, repeats)
 
 
 def fmt(x: float | None) -> str:

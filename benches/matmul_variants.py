@@ -11,9 +11,9 @@ checked against float64 numpy before timing.
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
+from bench_wgpu import seconds_per_call
 from burn.tensor import TensorData
 from burn.wgpu import Wgpu, autotune
 from burn.wgpu import kernels as K
@@ -22,21 +22,6 @@ try:
     import torch
 except ImportError:
     torch = None
-
-
-def seconds_per(fn, sync, min_seconds: float = 0.3) -> float:
-    fn()
-    sync()
-    repeats = 1
-    while True:
-        start = time.perf_counter()
-        for _ in range(repeats):
-            fn()
-        sync()
-        elapsed = time.perf_counter() - start
-        if elapsed >= min_seconds:
-            return elapsed / repeats
-        repeats *= 2
 
 
 def tile_tflops(rt, lhs, rhs, out, n: int, tile, expected_rows: np.ndarray):
@@ -53,7 +38,7 @@ def tile_tflops(rt, lhs, rhs, out, n: int, tile, expected_rows: np.ndarray):
     launch()
     got = Wgpu.into_data(Wgpu.slice(out, ((0, len(expected_rows), 1), (0, n, 1)))).array
     err = float(np.abs(got - expected_rows).max() / np.abs(expected_rows).max())
-    return 2 * n**3 / seconds_per(launch, rt.sync) / 1e12, err
+    return 2 * n**3 / seconds_per_call(launch, rt.sync, 1) / 1e12, err
 
 
 def cublas_tflops(a: np.ndarray, b: np.ndarray) -> float | None:
@@ -61,7 +46,7 @@ def cublas_tflops(a: np.ndarray, b: np.ndarray) -> float | None:
         return None
     torch.backends.cuda.matmul.allow_tf32 = False
     ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
-    return 2 * len(a) ** 3 / seconds_per(lambda: ta @ tb, torch.cuda.synchronize) / 1e12
+    return 2 * len(a) ** 3 / seconds_per_call(lambda: ta @ tb, torch.cuda.synchronize, 1) / 1e12
 
 
 def main() -> None:
