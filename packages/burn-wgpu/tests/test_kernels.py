@@ -102,13 +102,19 @@ def test_vec4_reductions_over_contiguous_rows():
 
 
 @pytest.mark.parametrize("cfg", autotune.REDUCE_CANDIDATES)
-@pytest.mark.parametrize("op", ["sum", "max", "argmax", "argmin"])
+@pytest.mark.parametrize("op", ["sum", "mean", "max", "argmax", "argmin"])
 def test_every_reduction_strategy_along_contiguous_and_strided_dims(cfg, op):
     rng = np.random.default_rng(3)
     x = rng.standard_normal((6, 9000)).astype(np.float32)
     x[2, 17] = x[2, 8000] = 9.0  # a tie for argmax: the lower index wins
     x[4, 5] = x[4, 6000] = -9.0  # and for argmin
-    reference = {"sum": np.sum, "max": np.max, "argmax": np.argmax, "argmin": np.argmin}[op]
+    reference = {
+        "sum": np.sum,
+        "mean": np.mean,
+        "max": np.max,
+        "argmax": np.argmax,
+        "argmin": np.argmin,
+    }[op]
     if op in ("argmax", "argmin") and cfg[2]:
         pytest.skip("arg reductions are never split into chunks")
     p = up(x)
@@ -144,3 +150,15 @@ def test_an_upload_never_lands_in_a_buffer_the_open_batch_uses():
     np.testing.assert_array_equal(down(z), np.full(64, 12.0))
     np.testing.assert_array_equal(down(fresh), np.full(64, 100.0))
     assert Wgpu.dtype(fresh) is DType.F32
+
+
+def test_a_float_mean_is_one_launch():
+    rt = Wgpu.runtime()
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)
+    p = up(x)
+    launches = rt.launches
+    out = Wgpu.mean_dim(p, 1)
+    assert rt.launches - launches == 1
+    np.testing.assert_allclose(down(out), x.mean(1, keepdims=True), rtol=1e-6)
+    ints = up(np.array([[1, 2], [4, 4]]), np.int32)
+    np.testing.assert_array_equal(down(Wgpu.mean_dim(ints, 1)), [[1], [4]])  # integer division

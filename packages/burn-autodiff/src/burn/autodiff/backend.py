@@ -346,6 +346,17 @@ class AutodiffBackend(ModuleRules, Backend):
 
     # ================================================================== faster composites
     # Defaults would also differentiate correctly; these keep the inner backend's fast paths.
+    def mean_dim(self, p, dim):
+        inner = self._inner
+        x = p.value
+        out = inner.mean_dim(x, dim)
+        if p.node is None:
+            return ADPrimitive(out)
+        shape, n = inner.shape(x), inner.shape(x)[dim]
+        return self._track(
+            out, (p,), lambda g, t: (inner.expand(inner.binary_scalar("div", g, n), shape),), "mean"
+        )
+
     def full(self, shape, value, dtype, device):
         return ADPrimitive(self._inner.full(shape, value, dtype, _inner_device(device)))
 

@@ -545,13 +545,20 @@ class WgpuBackend(WgpuModuleOps, Backend):
         p.rt.launch(source, ("r", "rw"), (p.handle, out.handle), info, _groups(n))
         return out
 
+    def mean_dim(self, p: WgpuTensor, dim: int):
+        """Float means divide inside the reduction kernel (one launch, not a sum and a divide)."""
+        if not p.dtype.is_float:
+            return super().mean_dim(p, dim)
+        return self.reduce("mean", p, dim)
+
     def reduce(self, op: str, p: WgpuTensor, dim: int):
+        """`op` (sum, prod, max, min, argmax, argmin, or mean for floats) along `dim`."""
         shape = p.shape
         length = shape[dim]
         out_shape = shape[:dim] + (1,) + shape[dim + 1 :]
         out_dtype = DType.I32 if op in ("argmax", "argmin") else p.dtype
         if length == 0:
-            identity = {"sum": 0, "prod": 1}.get(op, 0)
+            identity = {"sum": 0, "prod": 1, "mean": float("nan")}.get(op, 0)
             return self.full(out_shape, identity, out_dtype, p.device)
         out = self._like(p, out_shape, out_dtype)
         rows = out.numel
@@ -580,10 +587,13 @@ class WgpuBackend(WgpuModuleOps, Backend):
             and all(s % 4 == 0 for d, s in enumerate(p.strides) if d != dim)
         )
 
-    def _reduce_into(self, op: str, p: WgpuTensor, dim: int, out: WgpuTensor, cfg) -> None:
+    def _reduce_into(
+        self, op: str, p: WgpuTensor, dim: int, out: WgpuTensor, cfg, divide_by: int = 0
+    ) -> None:
         """Reduce `p` along `dim` into the contiguous `out` with strategy `cfg` (see
         `autotune.REDUCE_CANDIDATES`): a thread per row, a tree per row, or a tree per chunk of
-        a row followed by a second pass over the partial results."""
+        a row followed by a second pass over the partial results. A mean sums, and divides by
+        `divide_by` (default: the length reduced) in its last pass."""
         mode, wg, chunk = cfg
         serial = mode == 0
         length = p.shape[dim]
@@ -592,14 +602,17 @@ class WgpuBackend(WgpuModuleOps, Backend):
         rows = out.numel
         vec = not serial and self._reduce_vec_ok(op, p, dim)
         chunks = 1 if serial or not chunk else min(1024, -(-length // chunk))
+        divisor = divide_by or length
         chunk_len = -(-length // chunks)
         if vec:
             chunk_len = -(-chunk_len // 4) * 4
         info = [
             rows, length, chunk_len, chunks, len(other),
-            *other, p.offset, *ostrides, p.strides[dim],
+            *other, p.offset, *ostrides, p.strides[dim], divisor,
         ]  # fmt: skip
-        source = K.reduce(op, p.dtype, serial, vec, wg)
+        mean = op == "mean"
+        kernel_op = "sum" if mean else op
+        source = K.reduce(kernel_op, p.dtype, serial, vec, wg, mean and chunks == 1)
         if chunks == 1:
             groups = -(-rows // wg) if serial else rows
             p.rt.launch(source, ("r", "rw"), (p.handle, out.handle), info, groups)
@@ -607,7 +620,7 @@ class WgpuBackend(WgpuModuleOps, Backend):
         partial = self._like(p, (rows, chunks), out.dtype)
         p.rt.launch(source, ("r", "rw"), (p.handle, partial.handle), info, rows * chunks)
         second = autotune.reduce_heuristic(op, rows, chunks)
-        self._reduce_into(op, partial, 1, self.reshape(out, (rows, 1)), second)
+        self._reduce_into(op, partial, 1, self.reshape(out, (rows, 1)), second, divisor)
 
     def matmul(self, lhs: WgpuTensor, rhs: WgpuTensor):
         a, b = lhs.shape, rhs.shape

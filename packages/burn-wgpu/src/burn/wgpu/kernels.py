@@ -616,7 +616,9 @@ def _reduce_loop(combine: str, c: str, vec: bool, wg: int) -> str:
 
 
 @cache
-def reduce(op: str, dtype: DType, serial: bool, vec: bool = False, wg: int = WG) -> str:
+def reduce(
+    op: str, dtype: DType, serial: bool, vec: bool = False, wg: int = WG, divide: bool = False
+) -> str:
     """A reduction along one dim, keeping it (size 1).
 
     info = [rows, L, chunk_len, chunks, rank, shape..., offset, strides..., dim_stride] where
@@ -624,6 +626,7 @@ def reduce(op: str, dtype: DType, serial: bool, vec: bool = False, wg: int = WG)
     shared-memory tree; serial mode (short rows): one thread per row. `vec` (tree mode, not
     arg reductions): the reduced dim is contiguous and every row start, L and chunk_len are
     multiples of 4, so threads read vec4s. `wg`: threads per workgroup (a power of two).
+    `divide` (float sums): the result is divided by the word after the info list (a mean).
     """
     t, c = store(dtype), compute(dtype)
     arg = op in ("argmax", "argmin")
@@ -631,6 +634,8 @@ def reduce(op: str, dtype: DType, serial: bool, vec: bool = False, wg: int = WG)
     ident = _IDENTITY[(base, c)]
     out_t = "i32" if arg else t
     result = "i32(ia)" if arg else f"{t}(va)"
+    if divide:
+        result = f"{t}(va / {c}(info[7u + 2u * info[4]]))"
     combine = _combine(op, c)
     in_t = f"vec4<{t}>" if vec else t
     common = (
