@@ -21,6 +21,7 @@ touches, since queue writes land before the batch runs.
 
 from __future__ import annotations
 
+import heapq
 import os
 import tempfile
 import threading
@@ -96,6 +97,11 @@ class Handle:
 class BufferPool:
     """Free buffers by size class, reused before new ones are created.
 
+    The free buffer created first is reused first (each class is a heap by creation order), so
+    a training loop's tensors settle on the same buffers step after step and the cached bind
+    groups keep hitting: with last-freed-first reuse, the guide's CNN made about 200 new bind
+    groups a step, and about 7 with this order after twenty steps.
+
     Bounded: free buffers beyond `max_free_bytes` are destroyed (largest first is not worth
     tracking; the newest release is dropped), so a program's device memory settles at its
     working set plus at most that cache. While `deferring` (recorded work not yet submitted may
@@ -107,7 +113,8 @@ class BufferPool:
         self.max_free_bytes = max_free_bytes
         self.deferring = False
         self.on_destroy = None  # called with the ids of destroyed buffers (drops bind groups)
-        self.free: dict[int, list] = {}
+        self.free: dict[int, list] = {}  # size class -> heap of (creation number, buffer)
+        self._number: dict[int, int] = {}  # buffer id -> creation number
         # Every buffer the pool made, by id: owning them here keeps a buffer reachable even when
         # the last tensor using it dies inside a garbage cycle, so the collector never
         # finalizes (releases) a buffer that the pool is about to hand out again.
@@ -123,12 +130,17 @@ class BufferPool:
             buffer = None
             if bucket:
                 if not avoid:
-                    buffer = bucket.pop()
+                    buffer = heapq.heappop(bucket)[1]
                 else:
-                    for i in range(len(bucket) - 1, -1, -1):
-                        if id(bucket[i]) not in avoid:
-                            buffer = bucket.pop(i)
+                    skipped = []
+                    while bucket:
+                        item = heapq.heappop(bucket)
+                        if id(item[1]) not in avoid:
+                            buffer = item[1]
                             break
+                        skipped.append(item)
+                    for item in skipped:
+                        heapq.heappush(bucket, item)
             if buffer is not None:
                 self.stats.free_bytes -= size
                 self.stats.reused += 1
@@ -138,6 +150,7 @@ class BufferPool:
             self.stats.created += 1
             with self._lock:
                 self.live[id(buffer)] = buffer
+                self._number[id(buffer)] = self.stats.created
         return Handle(buffer, size, self)
 
     def release(self, buffer, size: int) -> None:
@@ -146,12 +159,13 @@ class BufferPool:
             if not self.deferring and self.stats.free_bytes + size > self.max_free_bytes:
                 self._destroy([buffer])
                 return
-            self.free.setdefault(size, []).append(buffer)
+            heapq.heappush(self.free.setdefault(size, []), (self._number[id(buffer)], buffer))
             self.stats.free_bytes += size
 
     def _destroy(self, buffers) -> None:
         for buffer in buffers:
             self.live.pop(id(buffer), None)
+            self._number.pop(id(buffer), None)
             buffer.destroy()
             self.stats.destroyed += 1
         if buffers and self.on_destroy is not None:
@@ -165,15 +179,16 @@ class BufferPool:
             doomed = []
             for size in sorted(self.free, reverse=True):
                 bucket = self.free[size]
+                bucket.sort()  # still a heap; its end holds the newest buffers
                 while bucket and self.stats.free_bytes > self.max_free_bytes:
-                    doomed.append(bucket.pop())
+                    doomed.append(bucket.pop()[1])
                     self.stats.free_bytes -= size
             self._destroy(doomed)
 
     def clear(self) -> None:
         """Destroy every cached free buffer (live tensors keep theirs)."""
         with self._lock:
-            doomed = [buffer for bucket in self.free.values() for buffer in bucket]
+            doomed = [buffer for bucket in self.free.values() for _, buffer in bucket]
             self.free.clear()
             self.stats.free_bytes = 0
             self._destroy(doomed)
@@ -294,6 +309,7 @@ class Runtime:
         self._arena_words = np.zeros(ARENA_BYTES // 4, dtype=np.uint32)
         self._arena_used = 0
         self.launches = 0
+        self.bind_groups_created = 0
         self._fence = None
         # Index kernels flag out-of-range indices here (they clamp, so every read stays in
         # bounds); the flag is read back at the next host read after such a kernel, like CUDA's
@@ -492,6 +508,7 @@ class Runtime:
                 )
                 if len(self._groups) >= MAX_BIND_GROUPS:
                     self._groups.clear()
+                self.bind_groups_created += 1
                 group = self._groups[key] = self.device.create_bind_group(
                     layout=bgl, entries=entries
                 )
