@@ -12,8 +12,8 @@ submitted, so launches cost no extra transfer.
 
 A launch costs the host a dictionary lookup for its pipeline and one for its bind group: bind
 groups are cached by the buffers they bind (the info slice is a dynamic offset, so it is not
-part of the key). Pooled buffers come back to a training loop's tensors in a varying order, so
-some launches (about a third, in the guide's CNN) still bind a new combination and create one.
+part of the key), and the pool's oldest-first reuse gives a training loop's tensors the same
+buffers step after step, so after a warm-up nearly every launch finds its group.
 Freed buffers return to the pool at once and kernels may reuse them inside the open batch
 (dispatches run in recording order); only a host upload avoids buffers that the open batch
 touches, since queue writes land before the batch runs.
