@@ -16,8 +16,6 @@ torch installed and the burn-tensor, burn-ndarray and burn-autodiff sources impo
 
 from __future__ import annotations
 
-import datetime
-
 import numpy as np
 from burn.autodiff import Autodiff
 from burn.ndarray import NdArray
@@ -31,14 +29,12 @@ except ImportError:
     torch = None
 
 from common import (
-    machine_lines,
-    markdown_table,
     median_ms,
     parse_run_args,
     print_start,
+    publish,
     ratio,
     torch_machine,
-    write_section,
 )
 
 SECTION = "## burn-autodiff: forward and backward of small models"
@@ -218,21 +214,19 @@ def main() -> None:
 
     info = torch_machine(torch)
     print_start(info, HEADER)
-    table = markdown_table(HEADER, run(repeats, warmup))
-    print()
-    print(table)
-    if args.quick:
-        return
-    today = datetime.date.today().isoformat()
-    write_section(
+    publish(
         SECTION,
-        f"`benches/bench_autodiff.py`, run on {today}: median of {repeats} repeats after "
-        f"{warmup} warm-up runs, times in milliseconds, float32. Ratios above 1 mean "
-        f"Autodiff(NdArray) is slower.\n\n{machine_lines(info)}\n\n{table}\n\n{NOTES}"
-        f"\nReproduce: `uv run python benches/bench_autodiff.py` (no torch columns), or with an "
-        f"interpreter that has torch installed and the packages' `src` folders importable.\n",
+        "bench_autodiff.py",
+        f"median of {repeats} repeats after {warmup} warm-up runs, times in milliseconds, "
+        "float32. Ratios above 1 mean Autodiff(NdArray) is slower.",
+        info,
+        HEADER,
+        run(repeats, warmup),
+        f"{NOTES}\nReproduce: `uv run python benches/bench_autodiff.py` (no torch columns), or "
+        "with an interpreter that has torch installed and the packages' `src` folders "
+        "importable.\n",
+        args.quick,
     )
-    print("\nsection written to RESULTS.md")
 
 
 if __name__ == "__main__":

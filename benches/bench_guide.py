@@ -31,21 +31,18 @@ THREADS = int(os.environ["OMP_NUM_THREADS"])
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples" / "guide"))
 
-import datetime  # noqa: E402
 
 import numpy as np  # noqa: E402
 from burn.autodiff import Autodiff  # noqa: E402
 from burn.ndarray import NdArray  # noqa: E402
 from burn.optim import AdamConfig  # noqa: E402
 from common import (  # noqa: E402
-    machine_lines,
-    markdown_table,
     median_ms,
     parse_run_args,
     print_start,
+    publish,
     ratio,
     torch_machine,
-    write_section,
 )
 from data import MNIST_MEAN, MNIST_STD, MnistBatcher  # noqa: E402
 from model import ModelConfig  # noqa: E402
@@ -221,23 +218,20 @@ def main() -> None:
 
     info = torch_machine(torch)
     print_start(info, HEADER)
-    table = markdown_table(HEADER, run(repeats, warmup))
-    print()
-    print(table)
-    if args.quick:
-        return
-    today = datetime.date.today().isoformat()
-    write_section(
+    publish(
         SECTION,
-        f"`benches/bench_guide.py`, run on {today}: median of {repeats} steps after {warmup} "
-        f"warm-up steps, times in milliseconds. Ratios above 1 mean Autodiff(NdArray) is "
-        f"slower. Both libraries ran with {THREADS} thread(s) (OMP_NUM_THREADS and "
-        f"OPENBLAS_NUM_THREADS set for the whole process, `torch.set_num_threads` to match).\n\n"
-        f"{machine_lines(info)}\n\n{table}\n\n{NOTES}"
-        f"\nReproduce: `uv run python benches/bench_guide.py` (with torch importable for the "
-        f"PyTorch column).\n",
+        "bench_guide.py",
+        f"median of {repeats} steps after {warmup} warm-up steps, times in milliseconds. "
+        f"Ratios above 1 mean Autodiff(NdArray) is slower. Both libraries ran with {THREADS} "
+        "thread(s) (OMP_NUM_THREADS and OPENBLAS_NUM_THREADS set for the whole process, "
+        "`torch.set_num_threads` to match).",
+        info,
+        HEADER,
+        run(repeats, warmup),
+        f"{NOTES}\nReproduce: `uv run python benches/bench_guide.py` (with torch importable for "
+        "the PyTorch column).\n",
+        args.quick,
     )
-    print("\nsection written to RESULTS.md")
 
 
 if __name__ == "__main__":

@@ -14,8 +14,6 @@ torch installed and the burn-tensor and burn-ndarray sources importable.
 
 from __future__ import annotations
 
-import datetime
-
 import numpy as np
 from burn.ndarray import NdArray
 from burn.tensor import Tensor, TensorData
@@ -27,14 +25,12 @@ except ImportError:
     torch = None
 
 from common import (
-    machine_lines,
-    markdown_table,
     median_ms,
     parse_run_args,
     print_start,
+    publish,
     ratio,
     torch_machine,
-    write_section,
 )
 
 SECTION = "## burn-ndarray: NdArray against numpy and PyTorch CPU"
@@ -157,21 +153,18 @@ def main() -> None:
 
     info = torch_machine(torch)
     print_start(info, HEADER)
-    rows = run(repeats, warmup, [256, 512, 1024, 2048])
-    table = markdown_table(HEADER, rows)
-    print()
-    print(table)
-    if args.quick:
-        return
-    today = datetime.date.today().isoformat()
-    write_section(
+    publish(
         SECTION,
-        f"`benches/bench_ndarray.py`, run on {today}: median of at least {repeats} repeats "
-        f"(fast ops: as many as fit in 0.2 s) after {warmup} warm-up runs, times in "
-        f"milliseconds, float32. Ratios above 1 mean NdArray is slower.\n\n"
-        f"{machine_lines(info)}\n\n{table}\n\n{NOTES}",
+        "bench_ndarray.py",
+        f"median of at least {repeats} repeats (fast ops: as many as fit in 0.2 s) after "
+        f"{warmup} warm-up runs, times in milliseconds, float32. Ratios above 1 mean NdArray "
+        "is slower.",
+        info,
+        HEADER,
+        run(repeats, warmup, [256, 512, 1024, 2048]),
+        NOTES,
+        args.quick,
     )
-    print("\nsection written to RESULTS.md")
 
 
 if __name__ == "__main__":

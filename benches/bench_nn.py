@@ -23,9 +23,6 @@ PyTorch is not a project dependency; without it the torch columns stay empty.
 
 from __future__ import annotations
 
-import argparse
-import datetime
-
 import numpy as np
 from burn import nn
 from burn.autodiff import Autodiff
@@ -40,7 +37,7 @@ try:
 except ImportError:
     torch = None
 
-from common import machine, machine_lines, markdown_table, median_ms, ratio, write_section
+from common import median_ms, parse_run_args, print_start, publish, ratio, torch_machine
 
 SECTION = "## burn-nn: training steps of a Transformer encoder and an LSTM"
 B = Autodiff(NdArray)
@@ -325,36 +322,27 @@ NOTES = """How to read it:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=10)
-    parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--dropout", type=float, default=0.1, help="the encoder's dropout")
-    parser.add_argument("--quick", action="store_true", help="3 repeats, no file written")
-    args = parser.parse_args()
-    repeats, warmup = (3, 1) if args.quick else (args.repeats, args.warmup)
+    def dropout_option(parser):
+        parser.add_argument("--dropout", type=float, default=0.1, help="the encoder's dropout")
 
-    info = machine(
-        torch=f"{torch.__version__} ({torch.get_num_threads()} threads)" if torch else "absent"
+    args, repeats, warmup = parse_run_args(
+        __doc__.splitlines()[0], 10, 2, quick=(3, 1), extra=dropout_option
     )
-    for key, value in info.items():
-        print(f"{key}: {value}")
-    print(" | ".join(HEADER))
-    table = markdown_table(HEADER, run(repeats, warmup, args.dropout))
-    print()
-    print(table)
-    if args.quick:
-        return
-    today = datetime.date.today().isoformat()
-    write_section(
+    info = torch_machine(torch)
+    print_start(info, HEADER)
+    publish(
         SECTION,
-        f"`benches/bench_nn.py`, run on {today}: median of {repeats} training steps after "
-        f"{warmup} warm-up steps, times in milliseconds, float32, encoder dropout "
-        f"{args.dropout}. Ratios above 1 mean Autodiff(NdArray) is slower. The machine was "
-        f"shared with other jobs while it ran.\n\n{machine_lines(info)}\n\n{table}\n\n{NOTES}"
-        f"\nReproduce: `OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 uv run python "
-        f"benches/bench_nn.py` (the torch columns need torch installed).\n",
+        "bench_nn.py",
+        f"median of {repeats} training steps after {warmup} warm-up steps, times in "
+        f"milliseconds, float32, encoder dropout {args.dropout}. Ratios above 1 mean "
+        "Autodiff(NdArray) is slower. The machine was shared with other jobs while it ran.",
+        info,
+        HEADER,
+        run(repeats, warmup, args.dropout),
+        f"{NOTES}\nReproduce: `OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 uv run python "
+        "benches/bench_nn.py` (the torch columns need torch installed).\n",
+        args.quick,
     )
-    print("\nsection written to RESULTS.md")
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ Scripts run as `python benches/<name>.py`, so this module is importable as `comm
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import platform
 import statistics
@@ -107,13 +108,20 @@ def write_section(section: str, body: str, path: Path = RESULTS) -> None:
 
 
 def parse_run_args(
-    description: str, repeats: int, warmup: int, quick: tuple[int, int] = (3, 1)
+    description: str,
+    repeats: int,
+    warmup: int,
+    quick: tuple[int, int] = (3, 1),
+    extra=None,
 ) -> tuple[argparse.Namespace, int, int]:
-    """The options every benchmark takes; returns (args, repeats, warmup), `--quick` applied."""
+    """The options every benchmark takes; returns (args, repeats, warmup), `--quick` applied.
+    `extra(parser)` adds a benchmark's own options."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--repeats", type=int, default=repeats)
     parser.add_argument("--warmup", type=int, default=warmup)
     parser.add_argument("--quick", action="store_true", help="few repeats, no file written")
+    if extra is not None:
+        extra(parser)
     args = parser.parse_args()
     return (args, *quick) if args.quick else (args, args.repeats, args.warmup)
 
@@ -129,3 +137,28 @@ def print_start(info: dict[str, str], header: list[str]) -> None:
     for key, value in info.items():
         print(f"{key}: {value}")
     print(" | ".join(header))
+
+
+def publish(
+    section: str,
+    script: str,
+    how: str,
+    info: dict[str, str],
+    header: list[str],
+    rows: list[list[str]],
+    notes: str,
+    quick: bool,
+) -> None:
+    """Print the table; unless `quick`, write it to RESULTS.md as `section`, introduced by the
+    script's name, today's date and `how` it measured, with the machine lines and `notes`."""
+    table = markdown_table(header, rows)
+    print()
+    print(table)
+    if quick:
+        return
+    today = datetime.date.today().isoformat()
+    write_section(
+        section,
+        f"`benches/{script}`, run on {today}: {how}\n\n{machine_lines(info)}\n\n{table}\n\n{notes}",
+    )
+    print("\nsection written to RESULTS.md")
