@@ -29,7 +29,9 @@ for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
     os.environ.setdefault(_name, str(_CORES))
 THREADS = int(os.environ["OMP_NUM_THREADS"])
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples" / "guide"))
+_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(_ROOT / "examples" / "guide"))
+sys.path.insert(0, str(_ROOT / "tools"))
 
 
 import numpy as np  # noqa: E402
@@ -50,7 +52,7 @@ from model import ModelConfig  # noqa: E402
 try:
     import torch
     import torch.nn.functional as F  # noqa: N812
-    from torch import nn
+    from torch_guide_reference import Model as TorchModel  # the reference run's network
 
     torch.set_num_threads(THREADS)
 except ImportError:
@@ -108,34 +110,10 @@ class _Item:
         self.label = label
 
 
-if torch is not None:
-
-    class TorchModel(nn.Module):
-        """The guide's architecture written the PyTorch way."""
-
-        def __init__(self, dropout: float):
-            super().__init__()
-            self.conv1 = nn.Conv2d(1, 8, 3)
-            self.conv2 = nn.Conv2d(8, 16, 3)
-            self.pool = nn.AdaptiveAvgPool2d((8, 8))
-            self.dropout = nn.Dropout(dropout)
-            self.linear1 = nn.Linear(16 * 8 * 8, 512)
-            self.linear2 = nn.Linear(512, 10)
-
-        def forward(self, images):
-            batch_size, height, width = images.shape
-            x = images.reshape(batch_size, 1, height, width)
-            x = self.dropout(self.conv1(x))
-            x = F.relu(self.dropout(self.conv2(x)))
-            x = self.pool(x).reshape(batch_size, 16 * 8 * 8)
-            x = F.relu(self.dropout(self.linear1(x)))
-            return self.linear2(x)
-
-
 class TorchStep:
     def __init__(self, dropout: float, weights: dict[str, np.ndarray], images, labels):
         torch.manual_seed(42)
-        self.model = TorchModel(dropout)
+        self.model = TorchModel(dropout=dropout)
         self.model.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in weights.items()})
         self.optim = torch.optim.Adam(self.model.parameters(), lr=LEARNING_RATE, **ADAM)
         normalised = ((images / 255.0 - MNIST_MEAN) / MNIST_STD).astype(np.float32)
