@@ -15,16 +15,15 @@ use the im2col kernel too (max and average pooling reduce over its tap dim).
 Interpolation and adaptive average pooling are separable resamplings (`resample.py`): one
 launch per spatial dim, where the default issues a gather, multiply and add per tap. Their
 gradients are the same kernel with the transposed taps, so no scatter or atomic is needed.
-Tables are uploaded once per runtime and looked up by (kind, size, out, transposed).
+The contract's taps builders are memoized and each runtime keeps its uploaded tables by
+content, so after the first step a call costs a dictionary lookup.
 """
 
 from __future__ import annotations
 
 import math
-from functools import partial
 
 import numpy as np
-from burn.backend.ops.module import adaptive_taps, interpolate_taps
 from burn.wgpu import kernels as K
 from burn.wgpu import resample as R
 
@@ -97,49 +96,8 @@ class WgpuModuleOps:
             grad, dim, size, key, lambda: R.transposed(index, weight, size)
         )
 
-    # The callers look tables up by what they are computed from, so a cached call builds none.
-    def _adaptive_avg_pool(self, x, output_size):
-        for axis, out in enumerate(map(int, output_size)):
-            dim = 2 + axis
-            size = x.shape[dim]
-            build = partial(adaptive_taps, size, out)
-            x = self._resample_cached(x, dim, out, ("adaptive", size, out, False), build)
-        return x
-
-    def _adaptive_avg_pool_backward(self, x, grad):
-        for axis in reversed(range(len(x.shape) - 2)):
-            dim = 2 + axis
-            size, out = x.shape[dim], grad.shape[dim]
-            build = partial(_adjoint, partial(adaptive_taps, size, out), size)
-            grad = self._resample_cached(grad, dim, size, ("adaptive", size, out, True), build)
-        return grad
-
-    def interpolate(self, x, output_size, options):
-        """`[N, C, H, W]` resampled to `[N, C, *output_size]`, one launch per spatial dim."""
-        mode = options.mode
-        for axis, out in enumerate(map(int, output_size)):
-            dim = 2 + axis
-            size = x.shape[dim]
-            build = partial(interpolate_taps, mode, size, out)
-            x = self._resample_cached(x, dim, out, (mode, size, out, False), build)
-        return x
-
-    def interpolate_backward(self, x, grad, output_size, options):
-        """Gradient of interpolate: the transposed resampling, one launch per spatial dim."""
-        mode = options.mode
-        for axis in reversed(range(len(output_size))):
-            dim = 2 + axis
-            size, out = x.shape[dim], int(output_size[axis])
-            build = partial(_adjoint, partial(interpolate_taps, mode, size, out), size)
-            grad = self._resample_cached(grad, dim, size, (mode, size, out, True), build)
-        return grad
-
 
 def _content(index: np.ndarray, weight: np.ndarray) -> tuple:
     """A key for a table given only by its arrays (weights as the kernel sees them, f32)."""
     index = np.asarray(index, np.int64)
     return index.shape, index.tobytes(), np.asarray(weight, np.float32).tobytes()
-
-
-def _adjoint(build, size: int):
-    return R.transposed(*build(), size)

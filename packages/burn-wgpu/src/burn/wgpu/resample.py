@@ -10,8 +10,8 @@ outputs that read it and their weights (the *transposed* taps, built on the host
 kernel serves both directions, with no scatter and no atomics.
 
 Tables are tiny and the same at every training step, so each runtime keeps its uploaded
-tables by what they were computed from: after the first step, a call costs the host one
-dictionary lookup instead of building, transposing and uploading arrays.
+tables by their contents (the contract memoizes the taps it builds): after the first step, a
+call costs the host one dictionary lookup instead of transposing and uploading arrays.
 """
 
 from __future__ import annotations

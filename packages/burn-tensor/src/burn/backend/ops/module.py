@@ -25,6 +25,7 @@ per-dim fields are tuples with one entry per spatial dim.
 from __future__ import annotations
 
 import enum
+import functools
 import itertools
 import math
 from dataclasses import dataclass, field
@@ -147,6 +148,22 @@ def avg_pool_counts(spatial: tuple[int, ...], kernel, stride, padding, out) -> n
     return counts
 
 
+def _frozen(build):
+    """Memoize a taps builder: a model asks for the same few tables at every step. The arrays
+    are shared between callers, so they are made read-only."""
+
+    @functools.lru_cache(maxsize=256)
+    def cached(*args):
+        arrays = build(*args)
+        for array in arrays:
+            array.flags.writeable = False
+        return arrays
+
+    functools.update_wrapper(cached, build)
+    return cached
+
+
+@_frozen
 def adaptive_taps(size: int, out: int) -> tuple[np.ndarray, np.ndarray]:
     """(indices, weights), each `[taps, out]`: the averaging windows of adaptive pooling.
 
@@ -174,6 +191,7 @@ def _cubic_far(t: np.ndarray, a: float) -> np.ndarray:
     return ((a * t - 5.0 * a) * t + 8.0 * a) * t - 4.0 * a
 
 
+@_frozen
 def interpolate_taps(mode: InterpolateMode, size: int, out: int) -> tuple[np.ndarray, np.ndarray]:
     """(indices, weights), each `[taps, out]`: how each output sample mixes input samples.
 
