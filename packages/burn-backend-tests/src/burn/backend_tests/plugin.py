@@ -27,7 +27,10 @@ def pytest_addoption(parser):
     group.addoption(
         "--burn-decorate",
         default="",
-        help="decorators to wrap each backend in, innermost first, e.g. 'autodiff' or 'fusion,autodiff'",
+        help=(
+            "decorators to wrap each backend in, innermost first, "
+            "e.g. 'autodiff' or 'fusion,autodiff'"
+        ),
     )
 
 

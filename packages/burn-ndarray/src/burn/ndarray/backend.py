@@ -7,7 +7,6 @@ return views where numpy can (tensors are immutable, so sharing memory is safe).
 from __future__ import annotations
 
 import numpy as np
-
 from burn.backend import Backend, Capabilities
 from burn.ndarray import elementwise
 from burn.ndarray.device import NdArrayDevice
@@ -155,9 +154,9 @@ class NdArrayBackend(NdArrayModuleOps, Backend):
     def mean_dim(self, p, dim):
         if p.dtype.kind in "iu":
             return super().mean_dim(p, dim)
-        return np.mean(p, axis=dim, keepdims=True, dtype=np.float64 if p.dtype.itemsize < 4 else None).astype(
-            p.dtype, copy=False
-        )
+        return np.mean(
+            p, axis=dim, keepdims=True, dtype=np.float64 if p.dtype.itemsize < 4 else None
+        ).astype(p.dtype, copy=False)
 
     def matmul(self, lhs, rhs):
         return np.matmul(lhs, rhs)
@@ -168,7 +167,11 @@ class NdArrayBackend(NdArrayModuleOps, Backend):
         else:
             # A stable ascending sort of the reversed axis, read backwards, is a stable
             # descending sort (ties keep their original order) without negating values.
-            idx = p.shape[dim] - 1 - np.flip(np.argsort(np.flip(p, dim), axis=dim, kind="stable"), dim)
+            idx = (
+                p.shape[dim]
+                - 1
+                - np.flip(np.argsort(np.flip(p, dim), axis=dim, kind="stable"), dim)
+            )
         return np.take_along_axis(p, idx, axis=dim), idx.astype(np.int64)
 
     def tri_mask(self, shape, offset, upper, device):

@@ -14,7 +14,14 @@ from burn.backend.ops import (
     ModuleOps,
     PrimitiveOps,
 )
-from burn.backend.registry import available, backends, default, get, register_backend, unregister_backend
+from burn.backend.registry import (
+    available,
+    backends,
+    default,
+    get,
+    register_backend,
+    unregister_backend,
+)
 
 __all__ = [
     "ActivationOps",

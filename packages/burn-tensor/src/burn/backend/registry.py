@@ -44,7 +44,7 @@ def _canonical(name: str) -> str:
     for candidate in names:
         if candidate.lower() == name.lower():
             return candidate
-    for candidate, dist in KNOWN_DISTRIBUTIONS.items():
+    for candidate in KNOWN_DISTRIBUTIONS:
         if candidate.lower() == name.lower():
             return candidate
     return name

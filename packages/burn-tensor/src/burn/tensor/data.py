@@ -7,7 +7,6 @@ It owns a contiguous numpy array plus its `DType`. Backends build primitives fro
 from __future__ import annotations
 
 import numpy as np
-
 from burn.tensor.dtype import DType
 from burn.tensor.errors import DTypeError, ShapeError
 from burn.tensor.shape import Shape
@@ -45,9 +44,7 @@ class TensorData:
         if shape is not None:
             shape = tuple(Shape(shape))
             if int(np.prod(shape)) != array.size:
-                raise ShapeError(
-                    f"TensorData: {array.size} values do not fit shape {list(shape)}"
-                )
+                raise ShapeError(f"TensorData: {array.size} values do not fit shape {list(shape)}")
             array = array.reshape(shape)
         if dtype is not None:
             array = array.astype(DType.parse(dtype).numpy, copy=False)
@@ -133,7 +130,9 @@ class TensorData:
         b = other.array.astype(np.float64)
         if not np.allclose(a, b, rtol=tolerance, atol=tolerance, equal_nan=True):
             worst = float(np.nanmax(np.abs(a - b))) if a.size else 0.0
-            raise AssertionError(f"values differ by up to {worst:g} (tolerance {tolerance}):\n{a}\n!=\n{b}")
+            raise AssertionError(
+                f"values differ by up to {worst:g} (tolerance {tolerance}):\n{a}\n!=\n{b}"
+            )
 
     def __eq__(self, other) -> bool:
         if not isinstance(other, TensorData):

@@ -39,7 +39,9 @@ def format_values(array: np.ndarray) -> str:
         formatter = {"float_kind": lambda x: f"{float(x):.{digits}f}"}
     elif array.dtype.kind == "f":
         scalar = array.dtype.type
-        formatter = {"float_kind": lambda x: str(scalar(x)) if scalar is not np.float64 else repr(float(x))}
+        formatter = {
+            "float_kind": lambda x: str(scalar(x)) if scalar is not np.float64 else repr(float(x))
+        }
     elif array.dtype == np.bool_:
         formatter = {"bool": lambda x: "true" if x else "false"}
     else:

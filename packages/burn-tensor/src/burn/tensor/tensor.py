@@ -13,7 +13,6 @@ import math
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-
 from burn.tensor import display
 from burn.tensor.data import TensorData
 from burn.tensor.distribution import Distribution
@@ -91,7 +90,9 @@ class Tensor:
             if not (isinstance(kind, type) and issubclass(kind, Kind)):
                 raise KindError(f"Tensor[...]: {kind!r} is not Float, Int or Bool")
             name = f"Tensor[{backend!r}, {rank}, {kind.name}]"
-            pinned = type(name, (cls,), {"__slots__": (), "_backend": backend, "_rank": rank, "_kind": kind})
+            pinned = type(
+                name, (cls,), {"__slots__": (), "_backend": backend, "_rank": rank, "_kind": kind}
+            )
             _pinned_cache[key] = pinned
         return pinned
 
@@ -118,7 +119,9 @@ class Tensor:
     def _dim(self, dim: int, op: str, rank: int | None = None) -> int:
         rank = self.rank() if rank is None else rank
         if not isinstance(dim, (int, np.integer)) or not -rank <= dim < rank:
-            raise OutOfRangeError(f"{op}: dim {dim} is out of range for a rank {rank} tensor {self.dims()}")
+            raise OutOfRangeError(
+                f"{op}: dim {dim} is out of range for a rank {rank} tensor {self.dims()}"
+            )
         return int(dim) % rank
 
     def _peer(self, other, op: str, kind=None):
@@ -126,11 +129,17 @@ class Tensor:
         if not isinstance(other, Tensor):
             raise KindError(f"{op}: expected a Tensor, got {type(other).__name__}")
         if other.backend is not self.backend:
-            raise DeviceError(f"{op}: tensors of different backends ({self.backend!r} and {other.backend!r})")
+            raise DeviceError(
+                f"{op}: tensors of different backends ({self.backend!r} and {other.backend!r})"
+            )
         if other.kind is not (kind or self.kind):
-            raise KindError(f"{op}: expected a {(kind or self.kind).name} tensor, got {other.kind.name}")
+            raise KindError(
+                f"{op}: expected a {(kind or self.kind).name} tensor, got {other.kind.name}"
+            )
         if not self.backend.same_device(self.primitive, other.primitive):
-            raise DeviceError(f"{op}: tensors on different devices ({self.device()} and {other.device()})")
+            raise DeviceError(
+                f"{op}: tensors on different devices ({self.device()} and {other.device()})"
+            )
         return other.primitive
 
     def _binary(self, name: str, other, op: str | None = None) -> Tensor:
@@ -260,7 +269,9 @@ class Tensor:
         return cls._filled("full", shape, value, device, dtype)
 
     @classmethod
-    def random(cls, shape, distribution: Distribution = Distribution.Default, device=None, dtype=None) -> Tensor:
+    def random(
+        cls, shape, distribution: Distribution = Distribution.Default, device=None, dtype=None
+    ) -> Tensor:
         """Random values from `distribution` (Float, or Int with integer-valued draws)."""
         shape = tuple(Shape(shape))
         cls._check_rank(len(shape), "random")
@@ -339,7 +350,9 @@ class Tensor:
         for t in tensors[1:]:
             prims.append(first._peer(t, "cat"))
             s = t.shape_tuple()
-            if len(s) != len(ref) or any(a != b for i, (a, b) in enumerate(zip(s, ref, strict=True)) if i != dim):
+            if len(s) != len(ref) or any(
+                a != b for i, (a, b) in enumerate(zip(s, ref, strict=True)) if i != dim
+            ):
                 shapes = [x.dims() for x in tensors]
                 raise ShapeError(f"cat: shapes {shapes} differ outside dim {dim}")
         return first._new(first._op("cat")(prims, dim))
@@ -419,7 +432,10 @@ class Tensor:
         """The same values as another dtype of the same kind."""
         dtype = DType.parse(dtype)
         if kind_of_dtype(dtype) is not self.kind:
-            raise DTypeError(f"cast: a {self.kind.name} tensor cannot become {dtype.value}; use int()/float()/bool()")
+            raise DTypeError(
+                f"cast: a {self.kind.name} tensor cannot become {dtype.value}; "
+                "use int()/float()/bool()"
+            )
         if not self.backend.capabilities.supports(dtype):
             raise DTypeError(f"cast: backend {self.backend!r} does not support {dtype.value}")
         return self._new(self._op("cast")(self.primitive, dtype))
@@ -468,7 +484,10 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self.num_elements() != 1:
-            raise ShapeError(f"the truth value of a tensor of shape {self.dims()} is ambiguous; use any() or all()")
+            raise ShapeError(
+                f"the truth value of a tensor of shape {self.dims()} is ambiguous; "
+                "use any() or all()"
+            )
         return builtins.bool(self.into_scalar())
 
     def __len__(self) -> int:
@@ -666,7 +685,9 @@ class Tensor:
             elif isinstance(r, (int, np.integer)):
                 i = int(r)
                 if not -size <= i < size:
-                    raise OutOfRangeError(f"{op}: index {i} is out of range for dim {d} of size {size}")
+                    raise OutOfRangeError(
+                        f"{op}: index {i} is out of range for dim {d} of size {size}"
+                    )
                 i %= size
                 r = builtins.slice(i, i + 1)
             start, stop, step = r.start, r.stop, r.step
@@ -675,7 +696,9 @@ class Tensor:
                 raise ShapeError(f"{op}: step must be positive for dim {d}, got {step} (use flip)")
             for bound in (start, stop):
                 if bound is not None and not -size - 1 < bound <= size and op != "__getitem__":
-                    raise OutOfRangeError(f"{op}: range {start}..{stop} is out of bounds for dim {d} of size {size}")
+                    raise OutOfRangeError(
+                        f"{op}: range {start}..{stop} is out of bounds for dim {d} of size {size}"
+                    )
             start, stop, step = builtins.slice(start, stop, step).indices(size)
             stop = max(stop, start)
             out.append((start, stop, step))
@@ -694,19 +717,26 @@ class Tensor:
         region = tuple(len(range(*r)) for r in ranges)
         value = self._peer(values, "slice_assign")
         if tuple(values.dims()) != region:
-            raise ShapeError(f"slice_assign: values of shape {values.dims()} for a region of shape {list(region)}")
+            raise ShapeError(
+                f"slice_assign: values of shape {values.dims()} "
+                f"for a region of shape {list(region)}"
+            )
         return self._new(self._op("slice_assign")(self.primitive, ranges, value))
 
     def slice_fill(self, ranges, value) -> Tensor:
         ranges = self._ranges(ranges, "slice_fill")
         region = [len(range(*r)) for r in ranges]
-        return self.slice_assign(ranges, self.full_like(value).slice([builtins.slice(0, n) for n in region]))
+        return self.slice_assign(
+            ranges, self.full_like(value).slice([builtins.slice(0, n) for n in region])
+        )
 
     def narrow(self, dim: int, start: int, length: int) -> Tensor:
         dim = self._dim(dim, "narrow")
         size = self.dims()[dim]
         if start < 0 or length < 0 or start + length > size:
-            raise OutOfRangeError(f"narrow: {start}..{start + length} is out of bounds for dim {dim} of size {size}")
+            raise OutOfRangeError(
+                f"narrow: {start}..{start + length} is out of bounds for dim {dim} of size {size}"
+            )
         ranges = [None] * self.rank()
         ranges[dim] = (start, start + length)
         return self.slice(ranges)
@@ -731,7 +761,9 @@ class Tensor:
     def split_with_sizes(self, sizes, dim: int = 0) -> list[Tensor]:
         dim = self._dim(dim, "split_with_sizes")
         if sum(sizes) != self.dims()[dim]:
-            raise ShapeError(f"split_with_sizes: sizes {list(sizes)} do not add up to {self.dims()[dim]}")
+            raise ShapeError(
+                f"split_with_sizes: sizes {list(sizes)} do not add up to {self.dims()[dim]}"
+            )
         out, start = [], 0
         for n in sizes:
             out.append(self.narrow(dim, start, n))
@@ -767,7 +799,9 @@ class Tensor:
             size = dims[d]
             if isinstance(i, (int, np.integer)):
                 if not -size <= i < size:
-                    raise OutOfRangeError(f"t[...]: index {i} is out of range for dim {d} of size {size}")
+                    raise OutOfRangeError(
+                        f"t[...]: index {i} is out of range for dim {d} of size {size}"
+                    )
                 ranges.append(int(i) % size)
             elif isinstance(i, builtins.slice):
                 start, stop, step = i.indices(size)
@@ -806,7 +840,9 @@ class Tensor:
             before, after = pads[2 * k], pads[2 * k + 1]
             out[d] = dims[d] + before + after
             ranges[d] = (before, before + dims[d])
-        base = Tensor._make(self.backend, self.backend.full(tuple(out), value, self.dtype, self.device()), self.kind)
+        base = Tensor._make(
+            self.backend, self.backend.full(tuple(out), value, self.dtype, self.device()), self.kind
+        )
         return base.slice_assign(ranges, self)
 
     # ================================================================== indexing
@@ -823,7 +859,9 @@ class Tensor:
             raise RankError(f"gather: indices rank {indices.rank()} != tensor rank {self.rank()}")
         for d, (a, b) in enumerate(zip(indices.dims(), self.dims(), strict=True)):
             if d != dim and a > b:
-                raise ShapeError(f"gather: indices {indices.dims()} larger than tensor {self.dims()} at dim {d}")
+                raise ShapeError(
+                    f"gather: indices {indices.dims()} larger than tensor {self.dims()} at dim {d}"
+                )
         self._check_index_range(indices, self.dims()[dim], "gather")
         return self._new(self._op("gather")(dim, self.primitive, idx))
 
@@ -887,7 +925,9 @@ class Tensor:
         _broadcast("mask_fill", self.shape_tuple(), mask.shape_tuple())
         out = self._op("mask_fill")(self.primitive, m, value)
         if mask.shape_tuple() != self.shape_tuple():
-            out = self.backend.expand(out, _broadcast("mask_fill", self.shape_tuple(), mask.shape_tuple()))
+            out = self.backend.expand(
+                out, _broadcast("mask_fill", self.shape_tuple(), mask.shape_tuple())
+            )
         return self._new(out)
 
     # ================================================================== comparisons
@@ -1064,7 +1104,9 @@ class Tensor:
         return self.remainder(other)
 
     def __pow__(self, other):
-        if self.kind is Int and (isinstance(other, int) or (isinstance(other, Tensor) and other.kind is Int)):
+        if self.kind is Int and (
+            isinstance(other, int) or (isinstance(other, Tensor) and other.kind is Int)
+        ):
             return self.powi(other)
         return self.powf(other)
 
@@ -1336,7 +1378,9 @@ class Tensor:
     def sort_descending(self, dim: int) -> Tensor:
         return self.sort_descending_with_indices(dim)[0]
 
-    def sort_with_indices(self, dim: int, descending: builtins.bool = False) -> tuple[Tensor, Tensor]:
+    def sort_with_indices(
+        self, dim: int, descending: builtins.bool = False
+    ) -> tuple[Tensor, Tensor]:
         self._numeric("sort")
         dim = self._dim(dim, "sort")
         values, idx = self._op("sort_with_indices")(self.primitive, dim, descending)
@@ -1370,7 +1414,9 @@ class Tensor:
     def one_hot_fill(self, num_classes: int, on_value=1, off_value=0, axis: int = -1) -> Tensor:
         self._numeric("one_hot")
         idx = self if self.kind is Int else self.int()
-        if idx.num_elements() and (idx.min().into_scalar() < 0 or idx.max().into_scalar() >= num_classes):
+        if idx.num_elements() and (
+            idx.min().into_scalar() < 0 or idx.max().into_scalar() >= num_classes
+        ):
             raise OutOfRangeError(f"one_hot: class indices must be in 0..{num_classes}")
         rank = self.rank() + 1
         axis = self._dim(axis, "one_hot", rank)
@@ -1379,7 +1425,11 @@ class Tensor:
         view[axis] = num_classes
         hot = idx.unsqueeze_dim(axis).equal(classes.reshape(view))
         shape = hot.dims()
-        on = Tensor._make(self.backend, self.backend.full(tuple(shape), on_value, self.dtype, self.device()), self.kind)
+        on = Tensor._make(
+            self.backend,
+            self.backend.full(tuple(shape), on_value, self.dtype, self.device()),
+            self.kind,
+        )
         return on.mask_fill(hot.bool_not(), off_value)
 
     def tril(self, diagonal: int = 0) -> Tensor:
@@ -1407,7 +1457,9 @@ class Tensor:
 
     def random_like(self, distribution: Distribution = Distribution.Default) -> Tensor:
         self._require("random_like", Float)
-        return self._new(self.backend.random(self.shape_tuple(), distribution, self.dtype, self.device()))
+        return self._new(
+            self.backend.random(self.shape_tuple(), distribution, self.dtype, self.device())
+        )
 
     # ================================================================== bool ops
     def bool_not(self) -> Tensor:
@@ -1432,7 +1484,9 @@ class Tensor:
     def argwhere(self) -> Tensor:
         """Int tensor [n, rank] of the coordinates of True (non-zero) elements."""
         coords = np.argwhere(self.to_data().array)
-        return Tensor[self.backend, 2, Int].from_data(coords.reshape(-1, self.rank()), self.device())
+        return Tensor[self.backend, 2, Int].from_data(
+            coords.reshape(-1, self.rank()), self.device()
+        )
 
     def nonzero(self) -> list[Tensor]:
         """One 1-D Int tensor of coordinates per dim, for the True (non-zero) elements."""
@@ -1523,12 +1577,16 @@ class Tensor:
         """Wrap a tensor of the inner backend for the decorator `backend` (or the pinned one)."""
         backend = backend or cls._backend
         if backend is None:
-            raise BackendError("from_inner: name the decorator backend, e.g. Tensor[B, 2].from_inner(t)")
+            raise BackendError(
+                "from_inner: name the decorator backend, e.g. Tensor[B, 2].from_inner(t)"
+            )
         wrap = getattr(backend, "wrap", None)
         if wrap is None:
             return tensor
         if tensor.backend is not backend.inner():
-            raise DeviceError(f"from_inner: tensor is on {tensor.backend!r}, expected {backend.inner()!r}")
+            raise DeviceError(
+                f"from_inner: tensor is on {tensor.backend!r}, expected {backend.inner()!r}"
+            )
         return Tensor._make(backend, wrap(tensor.primitive), tensor.kind)
 
 

@@ -1,7 +1,14 @@
 """The Backend contract, grouped like Burn's ops traits."""
 
 from burn.backend.ops.activation import ActivationOps
-from burn.backend.ops.kinds import BOOL_OPS, FLOAT_OPS, INT_OPS, BoolTensorOps, FloatTensorOps, IntTensorOps
+from burn.backend.ops.kinds import (
+    BOOL_OPS,
+    FLOAT_OPS,
+    INT_OPS,
+    BoolTensorOps,
+    FloatTensorOps,
+    IntTensorOps,
+)
 from burn.backend.ops.module import ModuleOps
 from burn.backend.ops.primitive import (
     BINARY_OPS,

@@ -32,7 +32,9 @@ class ActivationOps:
 
     def gelu(self, x):
         """Exact gelu: x * Phi(x), with Phi the standard normal CDF."""
-        cdf = self.binary_scalar("mul", self.unary("erf", self.binary_scalar("div", x, _SQRT_2)), 0.5)
+        cdf = self.binary_scalar(
+            "mul", self.unary("erf", self.binary_scalar("div", x, _SQRT_2)), 0.5
+        )
         return self.binary("mul", x, self.binary_scalar("add", cdf, 0.5))
 
     def gelu_backward(self, x, grad):
@@ -57,7 +59,9 @@ class ActivationOps:
         return self.binary("mul", grad, self.binary("mul", output, one_minus))
 
     def hard_sigmoid(self, x, alpha: float, beta: float):
-        return self.clamp(self.binary_scalar("add", self.binary_scalar("mul", x, alpha), beta), 0, 1)
+        return self.clamp(
+            self.binary_scalar("add", self.binary_scalar("mul", x, alpha), beta), 0, 1
+        )
 
     def log_sigmoid(self, x):
         """-softplus(-x) = min(x, 0) - log1p(exp(-|x|)), stable for any x."""

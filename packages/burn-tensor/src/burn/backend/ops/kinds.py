@@ -122,9 +122,7 @@ _INT_ONLY = {
     "arange": lambda self, start, end, step, device, dtype: self.arange(
         start, end, step, dtype, device
     ),
-    "into_float": lambda self, p, dtype=None: self.cast(
-        p, dtype or self.capabilities.float_dtype
-    ),
+    "into_float": lambda self, p, dtype=None: self.cast(p, dtype or self.capabilities.float_dtype),
 }
 
 _BOOL_ONLY = {
@@ -133,9 +131,7 @@ _BOOL_ONLY = {
     "or": lambda self, a, b: self.binary("or", a, b),
     "xor": lambda self, a, b: self.binary("xor", a, b),
     "into_int": lambda self, p, dtype=None: self.cast(p, dtype or self.capabilities.int_dtype),
-    "into_float": lambda self, p, dtype=None: self.cast(
-        p, dtype or self.capabilities.float_dtype
-    ),
+    "into_float": lambda self, p, dtype=None: self.cast(p, dtype or self.capabilities.float_dtype),
     "full": lambda self, shape, value, device, dtype=None: self.full(
         shape, bool(value), _bool(), device
     ),
@@ -159,7 +155,11 @@ def _group(name: str, prefix: str, *tables: dict, doc: str) -> type:
     for table in tables:
         for op, default in table.items():
             method = types.FunctionType(
-                default.__code__, default.__globals__, prefix + op, default.__defaults__, default.__closure__
+                default.__code__,
+                default.__globals__,
+                prefix + op,
+                default.__defaults__,
+                default.__closure__,
             )
             method.__qualname__ = f"{name}.{prefix}{op}"
             methods[prefix + op] = method

@@ -25,7 +25,6 @@ import abc
 import math
 
 import numpy as np
-
 from burn.tensor.data import TensorData
 from burn.tensor.dtype import DType
 
@@ -233,7 +232,9 @@ class PrimitiveOps(abc.ABC):
         positions = self._index_along(p, dim, np.arange(n))
         zeros = self.full(shape, 0, self.dtype(p), self.device_of(p))
         values = self.scatter_add(zeros, dim, ranks, p)
-        indices = self.scatter_add(self.full(shape, 0, idt, self.device_of(p)), dim, ranks, positions)
+        indices = self.scatter_add(
+            self.full(shape, 0, idt, self.device_of(p)), dim, ranks, positions
+        )
         return values, indices
 
     def mean_dim(self, p, dim: int):
