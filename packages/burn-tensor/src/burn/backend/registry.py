@@ -2,6 +2,10 @@
 
 Names are listed without importing anything; an entry is loaded on first use and cached. A name
 that no installed distribution provides raises `BackendNotFoundError` naming what to install.
+
+The entry points are scanned once per process (a scan reads the metadata of every installed
+distribution, milliseconds that creating a tensor without a device would otherwise pay on each
+call). A program that installs or removes a backend while it runs calls `refresh()` to scan again.
 """
 
 from __future__ import annotations
@@ -9,7 +13,7 @@ from __future__ import annotations
 import os
 import threading
 import warnings
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 
 from burn.tensor.errors import BackendNotFoundError
 
@@ -26,10 +30,44 @@ KNOWN_DISTRIBUTIONS = {
 _lock = threading.Lock()
 _loaded: dict[str, object] = {}
 _registered: dict[str, object] = {}
+_discovered: dict[str, EntryPoint] | None = None
+# The entry point value ("module:attr") each loaded object came from, so `refresh` can tell
+# whether a loaded backend is still the one installed.
+_loaded_from: dict[str, str] = {}
 
 
-def _entry_points() -> dict:
+def _scan() -> dict[str, EntryPoint]:
     return {ep.name: ep for ep in entry_points(group=GROUP)}
+
+
+def _entry_points() -> dict[str, EntryPoint]:
+    """The `burn.backends` entry points by name, scanned on first use (see `refresh`)."""
+    global _discovered
+    found = _discovered
+    if found is None:
+        # Two threads may both scan on first use; they find the same thing, so no lock is held
+        # (`get` calls this with `_lock` taken).
+        found = _discovered = _scan()
+    return found
+
+
+def refresh() -> list[str]:
+    """Scan the installed distributions for backends again, and return `available()`.
+
+    Discovery is cached for the life of the process; call this after installing or removing a
+    backend package at run time (in a notebook, say). A backend already loaded keeps its
+    object (tensors made on it stay valid) unless its entry point changed or disappeared.
+    """
+    global _discovered
+    found = _scan()
+    with _lock:
+        _discovered = found
+        for name in list(_loaded):
+            previous = _loaded_from.get(name)
+            if name not in found or previous != found[name].value:
+                _loaded.pop(name, None)
+                _loaded_from.pop(name, None)
+    return available()
 
 
 def available() -> list[str]:
@@ -67,6 +105,7 @@ def get(name: str):
             )
         obj = ep.load()
         _loaded[name] = obj
+        _loaded_from[name] = ep.value
         return obj
 
 
