@@ -15,6 +15,7 @@ import threading
 import warnings
 from importlib.metadata import EntryPoint, entry_points
 
+from _burn_distributions import install_hint
 from burn.tensor.errors import BackendNotFoundError
 
 GROUP = "burn.backends"
@@ -24,7 +25,6 @@ KNOWN_DISTRIBUTIONS = {
     "NdArray": "burn-ndarray",
     "Wgpu": "burn-wgpu",
     "Autodiff": "burn-autodiff",
-    "Fusion": "burn-fusion",
 }
 
 _lock = threading.Lock()
@@ -99,7 +99,7 @@ def get(name: str):
         ep = _entry_points().get(name)
         if ep is None:
             dist = KNOWN_DISTRIBUTIONS.get(name)
-            hint = f"pip install {dist}" if dist else "install the package that provides it"
+            hint = install_hint(dist) if dist else "install the package that provides it"
             raise BackendNotFoundError(
                 f"backend {name!r} is not installed ({hint}); installed: {available() or 'none'}"
             )
@@ -150,6 +150,7 @@ def default():
     candidates = [b for b in backends(strict=False).values() if b.priority() >= 0]
     if not candidates:
         raise BackendNotFoundError(
-            "no default backend is installed (pip install burn-ndarray), or set BURN_BACKEND"
+            f"no default backend is installed ({install_hint('burn-ndarray')}), "
+            "or set BURN_BACKEND to an installed one"
         )
     return max(candidates, key=lambda b: b.priority())
