@@ -54,6 +54,21 @@ def _installed(distribution: str) -> bool:
     return True
 
 
+def _importing() -> bool:
+    """True when an import is loading the module, False for a probe such as
+    `importlib.util.find_spec(name)`, which must keep answering None for a missing module.
+
+    CPython's import system calls meta-path finders from `_find_spec`, itself called by
+    `_find_and_load_unlocked` for an import and by `importlib.util.find_spec` for a probe. On an
+    interpreter laid out otherwise this answers False and Python's own error stands.
+    """
+    try:
+        caller = sys._getframe(3)  # 0: here, 1: find_spec, 2: _find_spec, 3: its caller
+    except ValueError:
+        return False
+    return caller.f_code.co_name == "_find_and_load_unlocked"
+
+
 class MissingDistributionFinder:
     """A meta-path finder that only turns "no module burn.X" into "install burn-Y"."""
 
@@ -63,8 +78,8 @@ class MissingDistributionFinder:
         if len(parts) < 2 or parts[0] != "burn":
             return None
         distribution = PROVIDED_BY.get(parts[1])
-        if distribution is None or _installed(distribution):
-            return None  # unknown name, or a real gap in an installed package: Python's error
+        if distribution is None or not _importing() or _installed(distribution):
+            return None  # unknown name, a probe, or a gap in an installed package: as Python does
         package = f"burn.{parts[1]}"
         raise ModuleNotFoundError(
             f"No module named {fullname!r}: {package} is part of the {distribution} "

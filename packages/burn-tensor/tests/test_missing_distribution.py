@@ -76,6 +76,18 @@ for statement in ("import burn.nn.loss", "from burn.prelude import Module"):
     assert out.split() == ["True", "True"]
 
 
+def test_probes_still_answer_none():
+    """`importlib.util.find_spec` is how code asks whether an optional package is there."""
+    out = _run(
+        WITHOUT_BURN_NN
+        + """
+import importlib.util
+print(importlib.util.find_spec("burn.module"), importlib.util.find_spec("burn.nn"))
+"""
+    )
+    assert out.split() == ["None", "None"]
+
+
 def test_installed_and_unknown_names_are_left_to_python():
     out = _run(
         """
@@ -96,9 +108,10 @@ except ModuleNotFoundError as error:
     ]
 
 
-def test_the_finder_ignores_other_namespaces():
+def test_the_finder_ignores_other_namespaces_and_direct_calls():
     assert MissingDistributionFinder.find_spec("numpy_missing_xyz") is None
     assert MissingDistributionFinder.find_spec("burn") is None
+    assert MissingDistributionFinder.find_spec("burn.module") is None  # not from an import
 
 
 def test_the_table_matches_the_workspace():

@@ -16,7 +16,13 @@ from burn.backend_tests.helpers import tensor
 from burn.tensor import activation
 from burn.tensor.errors import BackendError, ShapeError
 
-CustomOp = pytest.importorskip("burn.autodiff").CustomOp
+try:
+    from burn.autodiff import CustomOp
+except ModuleNotFoundError as missing:
+    # burn-autodiff is optional for the suite; an import error inside it is a failure.
+    if missing.name != "burn.autodiff":
+        raise
+    pytest.skip("burn-autodiff is not installed", allow_module_level=True)
 
 
 class FusedMatmulAddRelu(CustomOp):
