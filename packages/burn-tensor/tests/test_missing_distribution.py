@@ -141,7 +141,10 @@ def test_a_missing_backend_gets_the_same_hint(monkeypatch, name):
     from burn.backend import registry
     from burn.tensor import BackendNotFoundError
 
+    # An environment without burn-wgpu: nothing discovered, loaded or registered.
     monkeypatch.setattr(registry, "_discovered", {})
+    monkeypatch.setattr(registry, "_loaded", {})
+    monkeypatch.setattr(registry, "_registered", {})
     with pytest.raises(BackendNotFoundError) as error:
         registry.get(name)
     assert install_hint("burn-wgpu") in str(error.value)
