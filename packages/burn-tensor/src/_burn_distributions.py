@@ -73,7 +73,7 @@ class MissingDistributionFinder:
     """A meta-path finder that only turns "no module burn.X" into "install burn-Y"."""
 
     @classmethod
-    def find_spec(cls, fullname: str, path=None, target=None):
+    def find_spec(cls, fullname: str, path: object = None, target: object = None) -> None:
         parts = fullname.split(".")
         if len(parts) < 2 or parts[0] != "burn":
             return None
