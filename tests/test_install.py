@@ -144,6 +144,15 @@ for module in (burn.tensor, burn.backend, burn.ndarray):
 """
 
 
+def test_the_cpu_install_has_no_scipy(venv_python):
+    """burn-ndarray computes erf itself: scipy is not pulled in."""
+    probe = (
+        "import importlib.util as u; print([u.find_spec(m) is None for m in ('scipy', 'numpy')])"
+    )
+    out = _run([venv_python, "-c", probe], cwd=venv_python.parent).stdout
+    assert out.strip() == "[True, False]"
+
+
 def test_wheels_ship_py_typed(venv_python):
     probe = PY_TYPED_PROBE
     out = _run([venv_python, "-c", probe], cwd=venv_python.parent).stdout
