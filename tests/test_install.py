@@ -118,6 +118,47 @@ def test_missing_backend_names_its_package(venv_python):
     assert "burn-wgpu" in out
 
 
+MISSING_PACKAGE_PROBE = """\
+try:
+    import burn.module
+except ModuleNotFoundError as e:
+    print(e.name)
+    print(e)
+"""
+
+
+def test_missing_package_names_its_distribution(venv_python):
+    """burn-tensor's wheel registers the finder that names the distribution to install."""
+    out = _run([venv_python, "-c", MISSING_PACKAGE_PROBE], cwd=venv_python.parent).stdout
+    name, message = out.splitlines()[:2]
+    assert name == "burn.module"
+    assert "part of the burn-nn distribution, which is not installed" in message
+    assert "uv build --wheel --package burn-nn" in message
+
+
+PY_TYPED_PROBE = """\
+import os
+import burn.backend, burn.ndarray, burn.tensor
+for module in (burn.tensor, burn.backend, burn.ndarray):
+    print(os.path.isfile(os.path.join(os.path.dirname(module.__file__), "py.typed")))
+"""
+
+
+def test_the_cpu_install_has_no_scipy(venv_python):
+    """burn-ndarray computes erf itself: scipy is not pulled in."""
+    probe = (
+        "import importlib.util as u; print([u.find_spec(m) is None for m in ('scipy', 'numpy')])"
+    )
+    out = _run([venv_python, "-c", probe], cwd=venv_python.parent).stdout
+    assert out.strip() == "[True, False]"
+
+
+def test_wheels_ship_py_typed(venv_python):
+    probe = PY_TYPED_PROBE
+    out = _run([venv_python, "-c", probe], cwd=venv_python.parent).stdout
+    assert out.split() == ["True", "True", "True"]
+
+
 def test_tiny_backend_is_in_the_conformance_matrix():
     """The third-party Tiny backend is found by entry point and gets the whole suite.
 

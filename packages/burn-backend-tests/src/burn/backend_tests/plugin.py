@@ -27,10 +27,7 @@ def pytest_addoption(parser):
     group.addoption(
         "--burn-decorate",
         default="",
-        help=(
-            "decorators to wrap each backend in, innermost first, "
-            "e.g. 'autodiff' or 'fusion,autodiff'"
-        ),
+        help="decorators to wrap each backend in, comma-separated, innermost first (e.g. autodiff)",
     )
 
 

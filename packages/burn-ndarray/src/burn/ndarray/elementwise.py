@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy import special
+from burn.ndarray.erf import erf
 
 UNARY = {
     "neg": np.negative,
@@ -16,7 +16,7 @@ UNARY = {
     "cos": np.cos,
     "tan": np.tan,
     "tanh": np.tanh,
-    "erf": special.erf,
+    "erf": erf,
     "floor": np.floor,
     "ceil": np.ceil,
     "round": np.round,  # half to even, as Burn

@@ -1,50 +1,19 @@
-"""The `config` decorator the layers, losses and optimizers are declared with.
+"""What the layers, losses and optimizers declare their configs with.
 
-`burn.config.config` is the real one (JSON save/load, nested configs); until it is importable
-this falls back to a dataclass with the same constructor and `with_<field>()` copies, so the
-declarations do not change when it lands.
+`config` is `burn.config.config`, imported here so every declaration names one place;
+`Variants` is the base of the enum-like configs whose variants carry data.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-try:  # pragma: no cover - depends on which packages are installed
-    from burn.config import config as _config
-except ImportError:  # pragma: no cover
-    _config = None
+from burn.config import Config, ConfigError, config
+
+__all__ = ["Variants", "config"]
 
 
-def _fallback(cls):
-    cls = dataclasses.dataclass(cls)
-    for field in dataclasses.fields(cls):
-        name = f"with_{field.name}"
-        if name in cls.__dict__:
-            continue
-
-        def setter(self, value, _name=field.name):
-            return dataclasses.replace(self, **{_name: value})
-
-        setter.__name__ = name
-        setter.__doc__ = f"A copy with `{field.name}` changed."
-        setattr(cls, name, setter)
-    return cls
-
-
-def config(cls):
-    """Declare a config class: annotated fields, defaults, `with_<field>()` copies."""
-    return (_config or _fallback)(cls)
-
-
-try:  # pragma: no cover
-    from burn.config import Config as _ConfigBase
-    from burn.config import ConfigError as _ConfigError
-except ImportError:  # pragma: no cover
-    _ConfigBase = object
-    _ConfigError = ValueError
-
-
-class Variants(_ConfigBase):
+class Variants(Config):
     """Base of an enum-like config whose variants carry data (Burn's `#[derive(Config)] enum`).
 
     A variant is saved as `{"VariantName": payload}`: its fields as an object, or its single
@@ -69,21 +38,21 @@ class Variants(_ConfigBase):
     def _from_dict(cls, data, where: str):
         if not isinstance(data, dict) or len(data) != 1:
             names = sorted(cls._variants)
-            raise _ConfigError(f"{where}: expected one of {names} as {{name: value}}, got {data!r}")
+            raise ConfigError(f"{where}: expected one of {names} as {{name: value}}, got {data!r}")
         ((name, payload),) = data.items()
         variant = cls._variants.get(name)
         if variant is None or not issubclass(variant, cls):
-            raise _ConfigError(
+            raise ConfigError(
                 f"{where}: unknown variant {name!r} (expected one of {sorted(cls._variants)})"
             )
         if variant._newtype:
             return variant(payload)
         if not isinstance(payload, dict):
-            raise _ConfigError(f"{where}.{name}: expected an object of fields, got {payload!r}")
+            raise ConfigError(f"{where}.{name}: expected an object of fields, got {payload!r}")
         try:
             return variant(**payload)
         except TypeError as e:
-            raise _ConfigError(f"{where}.{name}: {e}") from None
+            raise ConfigError(f"{where}.{name}: {e}") from None
 
     @classmethod
     def from_dict(cls, data: dict):

@@ -19,6 +19,7 @@ from burn.backend.registry import (
     backends,
     default,
     get,
+    refresh,
     register_backend,
     unregister_backend,
 )
@@ -37,6 +38,7 @@ __all__ = [
     "backends",
     "default",
     "get",
+    "refresh",
     "register_backend",
     "unregister_backend",
 ]

@@ -2,6 +2,10 @@
 
 Names are listed without importing anything; an entry is loaded on first use and cached. A name
 that no installed distribution provides raises `BackendNotFoundError` naming what to install.
+
+The entry points are scanned once per process (a scan reads the metadata of every installed
+distribution, milliseconds that creating a tensor without a device would otherwise pay on each
+call). A program that installs or removes a backend while it runs calls `refresh()` to scan again.
 """
 
 from __future__ import annotations
@@ -9,8 +13,9 @@ from __future__ import annotations
 import os
 import threading
 import warnings
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 
+from _burn_distributions import install_hint
 from burn.tensor.errors import BackendNotFoundError
 
 GROUP = "burn.backends"
@@ -20,16 +25,49 @@ KNOWN_DISTRIBUTIONS = {
     "NdArray": "burn-ndarray",
     "Wgpu": "burn-wgpu",
     "Autodiff": "burn-autodiff",
-    "Fusion": "burn-fusion",
 }
 
 _lock = threading.Lock()
 _loaded: dict[str, object] = {}
 _registered: dict[str, object] = {}
+_discovered: dict[str, EntryPoint] | None = None
+# The entry point value ("module:attr") each loaded object came from, so `refresh` can tell
+# whether a loaded backend is still the one installed.
+_loaded_from: dict[str, str] = {}
 
 
-def _entry_points() -> dict:
+def _scan() -> dict[str, EntryPoint]:
     return {ep.name: ep for ep in entry_points(group=GROUP)}
+
+
+def _entry_points() -> dict[str, EntryPoint]:
+    """The `burn.backends` entry points by name, scanned on first use (see `refresh`)."""
+    global _discovered
+    found = _discovered
+    if found is None:
+        # Two threads may both scan on first use; they find the same thing, so no lock is held
+        # (`get` calls this with `_lock` taken).
+        found = _discovered = _scan()
+    return found
+
+
+def refresh() -> list[str]:
+    """Scan the installed distributions for backends again, and return `available()`.
+
+    Discovery is cached for the life of the process; call this after installing or removing a
+    backend package at run time (in a notebook, say). A backend already loaded keeps its
+    object (tensors made on it stay valid) unless its entry point changed or disappeared.
+    """
+    global _discovered
+    found = _scan()
+    with _lock:
+        _discovered = found
+        for name in list(_loaded):
+            previous = _loaded_from.get(name)
+            if name not in found or previous != found[name].value:
+                _loaded.pop(name, None)
+                _loaded_from.pop(name, None)
+    return available()
 
 
 def available() -> list[str]:
@@ -61,12 +99,13 @@ def get(name: str):
         ep = _entry_points().get(name)
         if ep is None:
             dist = KNOWN_DISTRIBUTIONS.get(name)
-            hint = f"pip install {dist}" if dist else "install the package that provides it"
+            hint = install_hint(dist) if dist else "install the package that provides it"
             raise BackendNotFoundError(
                 f"backend {name!r} is not installed ({hint}); installed: {available() or 'none'}"
             )
         obj = ep.load()
         _loaded[name] = obj
+        _loaded_from[name] = ep.value
         return obj
 
 
@@ -111,6 +150,7 @@ def default():
     candidates = [b for b in backends(strict=False).values() if b.priority() >= 0]
     if not candidates:
         raise BackendNotFoundError(
-            "no default backend is installed (pip install burn-ndarray), or set BURN_BACKEND"
+            f"no default backend is installed ({install_hint('burn-ndarray')}), "
+            "or set BURN_BACKEND to an installed one"
         )
     return max(candidates, key=lambda b: b.priority())

@@ -1,10 +1,9 @@
 """Gradients of the convolutions (Burn's conv1d.rs ... conv_transpose3d.rs), for the input,
 the weight and the bias, against finite differences on tiny shapes."""
 
-import pytest
 from burn.backend_tests.autodiff.gradcheck import check_grads
+from burn.tensor import module
 
-module = pytest.importorskip("burn.tensor.module")
 ConvOptions, ConvTransposeOptions = module.ConvOptions, module.ConvTransposeOptions
 
 

@@ -4,6 +4,8 @@ The example is the one of the book's Backend Extension chapter: matmul + bias + 
 op, whose hand-written gradients must match both the composed ops and finite differences.
 """
 
+import importlib
+
 import numpy as np
 import pytest
 from burn.backend_tests.autodiff.gradcheck import (
@@ -16,7 +18,14 @@ from burn.backend_tests.helpers import tensor
 from burn.tensor import activation
 from burn.tensor.errors import BackendError, ShapeError
 
-CustomOp = pytest.importorskip("burn.autodiff").CustomOp
+try:
+    # burn-autodiff is optional for the suite (not a declared dependency, so imported by name);
+    # an import error inside it is a failure, not a skip.
+    CustomOp = importlib.import_module("burn.autodiff").CustomOp
+except ModuleNotFoundError as missing:
+    if missing.name != "burn.autodiff":
+        raise
+    pytest.skip("burn-autodiff is not installed", allow_module_level=True)
 
 
 class FusedMatmulAddRelu(CustomOp):

@@ -1,11 +1,9 @@
 """Gradients of embedding and unfold4d (Burn's backward.rs, unfold.rs)."""
 
 import numpy as np
-import pytest
 from burn.backend_tests.autodiff.gradcheck import check_grads
 from burn.backend_tests.helpers import tensor
-
-module = pytest.importorskip("burn.tensor.module")
+from burn.tensor import module
 
 
 def test_embedding_backward(ad_backend, rng):

@@ -2,8 +2,7 @@
 
 import pytest
 from burn.backend_tests.autodiff.gradcheck import check_grads
-
-module = pytest.importorskip("burn.tensor.module")
+from burn.tensor import module
 
 
 @pytest.mark.parametrize("mode", ["nearest", "bilinear", "bicubic"])

