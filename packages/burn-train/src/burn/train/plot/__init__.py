@@ -143,19 +143,8 @@ def render_png(curves: MetricCurves) -> bytes:
                 color=_COLORS[split],
                 marker="o",
                 linewidth=2.0,
-                label=f"{_LABELS[split]} (epoch mean)",
+                label=f"{_LABELS[split]} epoch mean (last: {ys[-1]:.4g})",
             )
-            if len(values) <= 12:
-                for x, y in values:
-                    axes.annotate(
-                        f"{y:.4g}",
-                        (x, y),
-                        textcoords="offset points",
-                        xytext=(0, 7),
-                        ha="center",
-                        fontsize=8,
-                        color=_COLORS[split],
-                    )
     for _, value in curves.epoch_values("test")[-1:]:
         axes.axhline(value, color=_COLORS["test"], linestyle="--", label=f"test ({value:.4g})")
     axes.set_title(curves.name)
