@@ -118,6 +118,14 @@ def test_the_cli_says_what_is_missing(tmp_path):
     assert not (tmp_path / "plots").exists()
 
 
+def test_plots_without_matplotlib_are_refused_when_asked_for(tmp_path, monkeypatch):
+    from burn.train.tracking import TrackingError
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(TrackingError, match=r"burn-train\[plot\]"):
+        LearnerBuilder(tmp_path).with_metric_plots()
+
+
 # ---------------------------------------------------------------------------- evaluator
 class Counting(MetricsRendererBase):
     def __init__(self):

@@ -31,6 +31,7 @@ from burn.train.logger import (
 )
 from burn.train.metric.base import is_numeric, metric_name
 from burn.train.renderer import default_renderer
+from burn.train.tracking.base import require
 from burn.train.tracking.run import with_views
 
 _DEFAULT = object()
@@ -133,6 +134,7 @@ class LearnerBuilder:
     def with_metric_plots(self, directory=None) -> LearnerBuilder:
         """Write one PNG per numeric metric when `fit` ends, training and validation over
         epochs (default folder: `plots/` in the artifact folder; needs `burn-train[plot]`)."""
+        require("matplotlib", "plot")  # say it now, not after hours of training
         self._metric_plots = (
             Path(directory) if directory is not None else self.artifact_dir / "plots"
         )
