@@ -9,10 +9,13 @@ builder = LearnerBuilder(tempfile.mkdtemp()).with_metric_logger(TensorBoardLogge
 ```
 
 `TensorBoardLogger` needs `pip install "burn-train[tensorboard]"` and `MlflowLogger`
-`pip install "burn-train[mlflow]"`; both are imported only when used.
+`pip install "burn-train[mlflow]"`; those packages are imported when a logger is made, so
+`burn.train` itself never needs them.
 """
 
 from burn.train.tracking.base import ExperimentLogger, Scalar, SplitView, TrackingError
+from burn.train.tracking.mlflow import MlflowLogger
+from burn.train.tracking.tensorboard import TensorBoardLogger
 
 __all__ = [
     "ExperimentLogger",
@@ -22,17 +25,3 @@ __all__ = [
     "TensorBoardLogger",
     "TrackingError",
 ]
-
-
-def __getattr__(name: str):
-    # The loggers' modules import nothing heavy at import time, but they are only needed when
-    # used: load them on first access.
-    if name == "TensorBoardLogger":
-        from burn.train.tracking.tensorboard import TensorBoardLogger
-
-        return TensorBoardLogger
-    if name == "MlflowLogger":
-        from burn.train.tracking.mlflow import MlflowLogger
-
-        return MlflowLogger
-    raise AttributeError(f"module 'burn.train.tracking' has no attribute {name!r}")
