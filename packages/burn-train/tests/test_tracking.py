@@ -263,3 +263,17 @@ def test_mlflow_run_holds_metrics_parameters_and_the_model(tmp_path, toy):
     loaded = toy.model(toy.B.device(), seed=5).load_file(local, DefaultRecorder())
     for a, b in zip(model.params(), loaded.params(), strict=True):
         np.testing.assert_array_equal(a.val().to_data().array, b.val().to_data().array)
+
+
+def test_mlflow_store_that_cannot_open_names_it(tmp_path, toy):
+    pytest.importorskip("mlflow", reason="MLflow is an optional extra: burn-train[mlflow]")
+    from burn.train.tracking import MlflowLogger
+
+    train, valid = toy.loaders()
+    (tmp_path / "blocker").write_text("a file where the store's folder should be")
+    logger = MlflowLogger(f"sqlite:///{tmp_path}/blocker/mlflow.db")
+    with pytest.raises(TrackingError, match="blocker/mlflow.db"):
+        builder(tmp_path, 1).with_metric_logger(logger).build(
+            toy.model(toy.B.device()), AdamConfig().init(), 1e-2
+        ).fit(train, valid)
+    assert logger.run_id is None
