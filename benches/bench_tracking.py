@@ -107,6 +107,7 @@ def make_logger(kind: str, directory: str):
 
         return MlflowLogger(
             f"sqlite:///{MLFLOW_STORE}/mlflow.db",
+            artifact_location=Path(MLFLOW_STORE, "artifacts").as_uri(),
             hyperparameters={"lr": 1e-3, "hidden": 256},
             log_model=False,
         )

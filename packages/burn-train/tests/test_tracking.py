@@ -271,7 +271,10 @@ def test_mlflow_store_that_cannot_open_names_it(tmp_path, toy):
 
     train, valid = toy.loaders()
     (tmp_path / "blocker").write_text("a file where the store's folder should be")
-    logger = MlflowLogger(f"sqlite:///{tmp_path}/blocker/mlflow.db")
+    logger = MlflowLogger(
+        f"sqlite:///{tmp_path}/blocker/mlflow.db",
+        artifact_location=(tmp_path / "artifacts").as_uri(),
+    )
     with pytest.raises(TrackingError, match="blocker/mlflow.db"):
         builder(tmp_path, 1).with_metric_logger(logger).build(
             toy.model(toy.B.device()), AdamConfig().init(), 1e-2

@@ -42,6 +42,10 @@ class MlflowLogger(ExperimentLogger):
         log_iterations: write every step's value too (default), not only epoch values.
         log_model: save the trained model's record as an artifact at the end.
         recorder: the recorder of that artifact (default: `burn.record.DefaultRecorder()`).
+        artifact_location: where a new experiment keeps its artifacts. By default
+            `mlartifacts/` in the Learner's artifact folder with the default store; with a
+            `tracking_uri` of yours, the store's own default (for a local database MLflow's
+            is `./mlruns` in the working directory).
 
     Needs `pip install "burn-train[mlflow]"`. `run_id` is set once the run has started.
     """
@@ -56,6 +60,7 @@ class MlflowLogger(ExperimentLogger):
         log_iterations: bool = True,
         log_model: bool = True,
         recorder=None,
+        artifact_location: str | None = None,
     ):
         super().__init__(hyperparameters, log_iterations=log_iterations)
         require("mlflow", "mlflow")
@@ -64,6 +69,7 @@ class MlflowLogger(ExperimentLogger):
         self.run_name = run_name
         self.log_model = log_model
         self.recorder = recorder
+        self.artifact_location = artifact_location
         self.run_id: str | None = None
         self._client = None
 
@@ -75,6 +81,8 @@ class MlflowLogger(ExperimentLogger):
         return f"sqlite:///{(base / 'mlflow.db').resolve()}"
 
     def _artifact_location(self) -> str | None:
+        if self.artifact_location is not None:
+            return self.artifact_location
         if self._tracking_uri is not None:
             return None  # the server's or the store's own default
         base = self.artifact_dir if self.artifact_dir is not None else Path.cwd()
