@@ -75,7 +75,7 @@ class EvaluatorSummary:
 class EvaluatorBuilder:
     """Configures an `Evaluator`: its metrics, artifact folder and an optional renderer."""
 
-    def __init__(self, artifact_dir):
+    def __init__(self, artifact_dir: str | Path):
         self.artifact_dir = Path(artifact_dir)
         self._metrics: list[RegisteredMetric] = []
         self._renderer = None

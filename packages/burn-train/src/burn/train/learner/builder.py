@@ -131,7 +131,7 @@ class LearnerBuilder:
         self._experiment_loggers.append(logger)
         return self
 
-    def with_metric_plots(self, directory=None) -> LearnerBuilder:
+    def with_metric_plots(self, directory: str | Path | None = None) -> LearnerBuilder:
         """Write one PNG per numeric metric when `fit` ends, training and validation over
         epochs (default folder: `plots/` in the artifact folder; needs `burn-train[plot]`)."""
         require("matplotlib", "plot")  # say it now, not after hours of training

@@ -75,7 +75,7 @@ def _read_log(path: Path) -> list[NumericEntry] | None:
     return entries
 
 
-def read_artifact_dir(artifact_dir) -> dict[str, MetricCurves]:
+def read_artifact_dir(artifact_dir: str | Path) -> dict[str, MetricCurves]:
     """Every numeric metric logged under `train/`, `valid/` and `test/` of an artifact folder,
     keyed by its log file's name without `.log`."""
     root = Path(artifact_dir)
@@ -158,7 +158,7 @@ def render_png(curves: MetricCurves) -> bytes:
     return buffer.getvalue()
 
 
-def write_plots(curves: dict[str, MetricCurves], directory) -> list[Path]:
+def write_plots(curves: dict[str, MetricCurves], directory: str | Path) -> list[Path]:
     """One `<Metric>.png` per metric with at least one value, each written atomically."""
     directory = Path(directory)
     written = []
@@ -171,7 +171,7 @@ def write_plots(curves: dict[str, MetricCurves], directory) -> list[Path]:
     return written
 
 
-def plot_artifact_dir(artifact_dir, output_dir=None) -> list[Path]:
+def plot_artifact_dir(artifact_dir: str | Path, output_dir: str | Path | None = None) -> list[Path]:
     """Read an artifact folder's metric logs and write the PNGs (default: `plots/` in it)."""
     curves = read_artifact_dir(artifact_dir)
     target = Path(output_dir) if output_dir is not None else Path(artifact_dir) / "plots"

@@ -54,7 +54,7 @@ class Scalar:
 Hyperparameter = bool | int | float | str
 
 
-def flatten_hyperparameters(params) -> dict[str, Hyperparameter]:
+def flatten_hyperparameters(params: object) -> dict[str, Hyperparameter]:
     """A config (`@config` instance) or a mapping as flat `dotted.key -> scalar` pairs.
 
     Nested configs and mappings become dotted keys; lists and other values become their JSON
@@ -154,7 +154,7 @@ class ExperimentLogger:
     `flush()` and `_finish(model, status)`.
     """
 
-    def __init__(self, hyperparameters=None, *, log_iterations: bool = True):
+    def __init__(self, hyperparameters: object = None, *, log_iterations: bool = True):
         self.hyperparameters = flatten_hyperparameters(hyperparameters)
         self.log_iterations = log_iterations
         self.artifact_dir: Path | None = None
@@ -162,7 +162,7 @@ class ExperimentLogger:
         self._pending: dict[Split, list[Scalar]] = {}
 
     # ------------------------------------------------------------------ Learner side
-    def bind(self, artifact_dir) -> None:
+    def bind(self, artifact_dir: str | Path) -> None:
         """Told the Learner's artifact folder (where a default location goes)."""
         self.artifact_dir = Path(artifact_dir)
 
@@ -198,7 +198,7 @@ class ExperimentLogger:
             self._write_scalars(split, "epoch", scalars)
         self.flush()
 
-    def end_training(self, model, status: str) -> None:
+    def end_training(self, model: object, status: str) -> None:
         """The run is over: `status` is "finished", "interrupted" or "failed"."""
         if not self._started:
             return

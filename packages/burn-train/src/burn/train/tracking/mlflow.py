@@ -55,11 +55,11 @@ class MlflowLogger(ExperimentLogger):
         tracking_uri: str | None = None,
         experiment_name: str = "burn",
         run_name: str | None = None,
-        hyperparameters=None,
+        hyperparameters: object = None,
         *,
         log_iterations: bool = True,
         log_model: bool = True,
-        recorder=None,
+        recorder: object = None,
         artifact_location: str | None = None,
     ):
         super().__init__(hyperparameters, log_iterations=log_iterations)

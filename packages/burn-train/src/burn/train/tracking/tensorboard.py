@@ -46,8 +46,8 @@ class TensorBoardLogger(ExperimentLogger):
 
     def __init__(
         self,
-        logdir=None,
-        hyperparameters=None,
+        logdir: str | Path | None = None,
+        hyperparameters: object = None,
         *,
         log_iterations: bool = True,
     ):
