@@ -37,13 +37,13 @@ def end_run(learner, status: str) -> None:
         try:
             written = write_plots(read_store(learner.store, names, learner.epoch), plots)
             log.info("metric plots written to %s (%d files)", plots, len(written))
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             log.warning("could not draw the metric plots in %s: %s", plots, error)
     errors = []
     for logger in getattr(builder, "_experiment_loggers", []):
         try:
             logger.end_training(learner.model, status)
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             errors.append(error)
             log.warning("%r could not end its run: %s", logger, error)
     if errors and status != "failed":
