@@ -82,6 +82,34 @@ def test_curves_are_the_text_logs_epoch_means(tmp_path, toy):
     assert len(steps) == 18 and steps[5][0] == pytest.approx(1.0) and steps[-1][0] == 3.0
 
 
+def test_pictures_after_a_resume_cover_the_earlier_epochs(tmp_path, toy):
+    from burn.record import DefaultRecorder
+    from burn.train import Split
+    from burn.train.plot import read_store
+
+    train, valid = toy.loaders()
+
+    def builder(epochs):
+        return (
+            LearnerBuilder(tmp_path)
+            .metric_train_numeric(LossMetric())
+            .metric_valid_numeric(LossMetric())
+            .with_file_checkpointer(DefaultRecorder())
+            .renderer(CliMetricsRenderer(io.StringIO(), interval=float("inf")))
+            .with_metric_plots()
+            .num_epochs(epochs)
+        )
+
+    builder(2).build(toy.model(toy.B.device()), AdamConfig().init(), 1e-2).fit(train, valid)
+    resumed = builder(3).checkpoint(2).build(toy.model(toy.B.device()), AdamConfig().init(), 1e-2)
+    resumed.fit(train, valid)
+    names = {Split.Train: ["Loss"], Split.Valid: ["Loss"]}
+    curve = read_store(resumed.store, names, 3)["Loss"]
+    assert curve.epoch_values("valid") == read_artifact_dir(tmp_path)["Loss"].epoch_values("valid")
+    assert [e for e, _ in curve.epoch_values("train")] == [1, 2, 3]
+    assert (tmp_path / "plots" / "Loss.png").is_file()
+
+
 def test_the_cli_redraws_the_same_pictures_from_the_logs(tmp_path, toy):
     fit(tmp_path, toy)
     out = tmp_path / "again"
