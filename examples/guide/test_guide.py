@@ -1,4 +1,6 @@
-"""Smoke test: the guide trains one short epoch, leaves the book's artifacts, and infers."""
+"""Smoke test: the guide trains one short epoch, leaves the book's artifacts (text logs,
+TensorBoard event files that hold the same values, metric pictures, the test split's
+evaluation), and infers."""
 
 from __future__ import annotations
 
@@ -51,8 +53,42 @@ def test_guide_trains_and_infers(tmp_path):
         "train/epoch-1/Accuracy.log",
         "valid/epoch-1/Loss.log",
         "valid/epoch-1/Accuracy.log",
+        "test/epoch-1/Accuracy.log",
+        "test/epoch-1/Loss.log",
+        "plots/Accuracy.png",
+        "plots/Loss.png",
     ):
         assert (artifacts / path).is_file(), path
     losses = (artifacts / "train/epoch-1/Loss.log").read_text().splitlines()
     assert len(losses) == 10
     assert _mean(losses[-3:]) < _mean(losses[:3])
+    assert "Evaluation summary" in result.stdout
+
+    # The evaluator saw the test split with the trained weights, as the last validation did.
+    for name in ("Accuracy", "Loss"):
+        test_log = (artifacts / "test/epoch-1" / f"{name}.log").read_text()
+        assert test_log == (artifacts / "valid/epoch-1" / f"{name}.log").read_text()
+
+    # TensorBoard's own reader finds the text logs' values.
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from tensorboard.util import tensor_util
+
+    for split in ("train", "valid"):
+        events = EventAccumulator(str(artifacts / "tensorboard" / split), {"tensors": 0})
+        events.Reload()
+        for name in ("Accuracy", "Loss"):
+            rows = (artifacts / split / "epoch-1" / f"{name}.log").read_text().splitlines()
+            steps = [
+                (e.step, float(tensor_util.make_ndarray(e.tensor_proto)))
+                for e in events.Tensors(f"iteration/{name}")
+            ]
+            assert [s for s, _ in steps] == list(range(1, len(rows) + 1))
+            for (_, logged), row in zip(steps, rows, strict=True):
+                assert logged == pytest.approx(float(row.split(",")[0]), rel=1e-6)
+            [epoch] = events.Tensors(f"epoch/{name}")
+            counts = [int(row.split(",")[1]) for row in rows]
+            values = [float(row.split(",")[0]) for row in rows]
+            mean = sum(v * n for v, n in zip(values, counts, strict=True)) / sum(counts)
+            assert float(tensor_util.make_ndarray(epoch.tensor_proto)) == pytest.approx(
+                mean, rel=1e-6
+            )

@@ -10,8 +10,9 @@ from burn.data import DataLoaderBuilder, MnistDataset, PartialDataset
 from burn.optim import AdamConfig
 from burn.prelude import config
 from burn.record import CompactRecorder
-from burn.train import LearnerBuilder
+from burn.train import EvaluatorBuilder, LearnerBuilder
 from burn.train.metric import AccuracyMetric, LossMetric
+from burn.train.tracking import TensorBoardLogger
 from data import MnistBatcher
 from model import ModelConfig
 
@@ -51,7 +52,8 @@ def train(
     valid_items=None,
     renderer=None,
 ):
-    """Train on the MNIST training set, validate on the test set, save the weights.
+    """Train on the MNIST training set, validate on the test set, save the weights, and
+    evaluate them on the test set.
 
     `device` is a device of an autodiff backend; validation runs on its inner backend.
     `train_items` and `valid_items` take the first items only (for quick runs).
@@ -91,6 +93,8 @@ def train(
         .metric_train_numeric(LossMetric())
         .metric_valid_numeric(LossMetric())
         .with_file_checkpointer(CompactRecorder())
+        .with_metric_logger(TensorBoardLogger(hyperparameters=config))
+        .with_metric_plots()
         .devices([device])
         .num_epochs(config.num_epochs)
         .summary()
@@ -106,6 +110,16 @@ def train(
     model_trained = learner.fit(dataloader_train, dataloader_test)
 
     model_trained.save_file(f"{artifact_dir}/model", CompactRecorder())
+
+    # The trained model on the test split, logged under test/: the same numbers as the last
+    # validation epoch, since the guide validates on the test split.
+    evaluator = (
+        EvaluatorBuilder(artifact_dir)
+        .metric_numeric(AccuracyMetric())
+        .metric_numeric(LossMetric())
+        .build(model_trained)
+    )
+    print(evaluator.eval(dataloader_test, name="test"))
     return model_trained
 
 

@@ -1,4 +1,5 @@
-"""burn.train: the Learner, metrics, the live dashboard, checkpoints and early stopping.
+"""burn.train: the Learner, metrics, the live dashboard, checkpoints, early stopping and the
+evaluator; experiment tracking in `burn.train.tracking`, metric pictures in `burn.train.plot`.
 
 A model trains with the Learner when it has two methods: `train_step(batch) -> TrainOutput`
 (on an autodiff backend) and `valid_step(batch) -> item` (on `model.valid()`).
@@ -24,6 +25,7 @@ from burn.train.early_stopping import (
     StoppingCondition,
     TrainingInterrupter,
 )
+from burn.train.evaluator import Evaluator, EvaluatorBuilder, EvaluatorSummary
 from burn.train.learner import BatchSplitError, Learner, LearnerBuilder, LearnerSummary
 from burn.train.logger import (
     Aggregate,
@@ -63,6 +65,9 @@ __all__ = [
     "ComposedCheckpointingStrategy",
     "Direction",
     "EarlyStoppingStrategy",
+    "Evaluator",
+    "EvaluatorBuilder",
+    "EvaluatorSummary",
     "FileApplicationLoggerInstaller",
     "FileCheckpointer",
     "FileMetricLogger",

@@ -23,9 +23,16 @@ from burn.optim.lr_scheduler import as_scheduler
 from burn.train.checkpoint import FileCheckpointer, default_strategy
 from burn.train.early_stopping import TrainingInterrupter
 from burn.train.learner.learner import Learner, RegisteredMetric
-from burn.train.logger import FileApplicationLoggerInstaller, FileMetricLogger, InMemoryMetricLogger
+from burn.train.logger import (
+    FileApplicationLoggerInstaller,
+    FileMetricLogger,
+    InMemoryMetricLogger,
+    Split,
+)
 from burn.train.metric.base import is_numeric, metric_name
 from burn.train.renderer import default_renderer
+from burn.train.tracking.base import require
+from burn.train.tracking.run import with_views
 
 _DEFAULT = object()
 
@@ -67,6 +74,8 @@ class LearnerBuilder:
         self._interrupter = TrainingInterrupter()
         self._app_logger = _DEFAULT
         self._summary = False
+        self._experiment_loggers: list = []
+        self._metric_plots: Path | None = None
 
     # ------------------------------------------------------------------ metrics
     def _add(self, target: list, metric, numeric: bool) -> LearnerBuilder:
@@ -108,17 +117,44 @@ class LearnerBuilder:
         self._loggers = (train, valid)
         return self
 
+    def with_metric_logger(self, logger) -> LearnerBuilder:
+        """Also send both splits' numeric metrics to `logger`, an experiment logger such as
+        `burn.train.tracking.TensorBoardLogger` or `MlflowLogger` (the text logs stay)."""
+        if not callable(getattr(logger, "for_split", None)):
+            raise TypeError(
+                f"{type(logger).__name__} is not an experiment logger (no for_split(split)); "
+                "per-split loggers go to metric_loggers(train, valid)"
+            )
+        bind = getattr(logger, "bind", None)
+        if bind is not None:
+            bind(self.artifact_dir)
+        self._experiment_loggers.append(logger)
+        return self
+
+    def with_metric_plots(self, directory: str | Path | None = None) -> LearnerBuilder:
+        """Write one PNG per numeric metric when `fit` ends, training and validation over
+        epochs (default folder: `plots/` in the artifact folder; needs `burn-train[plot]`)."""
+        require("matplotlib", "plot")  # say it now, not after hours of training
+        self._metric_plots = (
+            Path(directory) if directory is not None else self.artifact_dir / "plots"
+        )
+        return self
+
     def _train_loggers(self) -> list:
         memory = InMemoryMetricLogger()
         if self._loggers is not None:
-            return [memory, self._loggers[0]]
-        return [memory, FileMetricLogger(self.artifact_dir / "train")]
+            loggers = [memory, self._loggers[0]]
+        else:
+            loggers = [memory, FileMetricLogger(self.artifact_dir / "train")]
+        return with_views(loggers, self._experiment_loggers, Split.Train)
 
     def _valid_loggers(self) -> list:
         memory = InMemoryMetricLogger()
         if self._loggers is not None:
-            return [memory, self._loggers[1]]
-        return [memory, FileMetricLogger(self.artifact_dir / "valid")]
+            loggers = [memory, self._loggers[1]]
+        else:
+            loggers = [memory, FileMetricLogger(self.artifact_dir / "valid")]
+        return with_views(loggers, self._experiment_loggers, Split.Valid)
 
     # ------------------------------------------------------------------ run
     def renderer(self, renderer) -> LearnerBuilder:

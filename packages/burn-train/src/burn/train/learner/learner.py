@@ -24,6 +24,7 @@ from burn.train.logger import MetricStore, Split
 from burn.train.metric.base import MetricError, MetricMetadata, adapt, metric_name
 from burn.train.output import TrainOutput
 from burn.train.renderer.base import MetricState, TrainingProgress
+from burn.train.tracking.run import end_run
 
 log = logging.getLogger("burn.train")
 
@@ -276,6 +277,7 @@ class Learner:
                     _message(self.renderer, text)
                     break
             self.store.flush()
+            end_run(self, "interrupted" if self.interrupted else "finished")
             summary = None
             if b._summary:
                 summary = str(self.summary(max(last, self.epoch if self.interrupted else last)))
@@ -284,6 +286,7 @@ class Learner:
             return self.model
         except BaseException:
             self.store.flush()
+            end_run(self, "failed")
             _end_renderer(self.renderer, None)
             raise
         finally:
