@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 MAIN = Path(__file__).with_name("main.py")
 
 
