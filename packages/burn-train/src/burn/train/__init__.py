@@ -24,7 +24,15 @@ from burn.train.early_stopping import (
     StoppingCondition,
     TrainingInterrupter,
 )
-from burn.train.learner import BatchSplitError, Learner, LearnerBuilder, LearnerSummary
+from burn.train.learner import (
+    BatchSplitError,
+    Learner,
+    LearnerBuilder,
+    LearnerSummary,
+    MetricUpdate,
+    SingleProcess,
+    TrainingStrategy,
+)
 from burn.train.logger import (
     Aggregate,
     Direction,
@@ -76,15 +84,18 @@ __all__ = [
     "MetricLogger",
     "MetricState",
     "MetricStore",
+    "MetricUpdate",
     "MetricsRenderer",
     "MultiLabelClassificationOutput",
     "RegressionOutput",
+    "SingleProcess",
     "Split",
     "StoppingCondition",
     "TrainOutput",
     "TrainStep",
     "TrainingInterrupter",
     "TrainingProgress",
+    "TrainingStrategy",
     "TuiMetricsRenderer",
     "ValidStep",
     "default_renderer",
