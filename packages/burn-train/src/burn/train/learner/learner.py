@@ -149,7 +149,7 @@ class Learner:
                 if registered.numeric:
                     update.value, update.running_value = metric.value(), metric.running_value()
                 updates.append(update)
-        for update in self.training_strategy.reduce_metrics(split, updates):
+        for update in self.training_strategy.reduce_metrics(split, updates, metadata):
             self.store.log(split, update.entry, metadata.epoch)
             if update.registered.numeric:
                 render(MetricState(update.entry, update.value, update.running_value))

@@ -52,8 +52,11 @@ class TrainingStrategy(Protocol):
         """The items of one validation step (none when this process has no share of it)."""
         ...
 
-    def reduce_metrics(self, split: Any, updates: list[MetricUpdate]) -> list[MetricUpdate]:
-        """The entries to log and render for one step, given this process's own."""
+    def reduce_metrics(
+        self, split: Any, updates: list[MetricUpdate], metadata: Any
+    ) -> list[MetricUpdate]:
+        """The entries to log and render for one step (at `metadata`), given this process's
+        own."""
         ...
 
     def any_process(self, flag: bool) -> bool:
@@ -84,7 +87,9 @@ class SingleProcess:
     def valid_step(self, model: Any, batch: Any) -> list:
         return [model.valid_step(batch)]
 
-    def reduce_metrics(self, split: Any, updates: list[MetricUpdate]) -> list[MetricUpdate]:
+    def reduce_metrics(
+        self, split: Any, updates: list[MetricUpdate], metadata: Any
+    ) -> list[MetricUpdate]:
         return updates
 
     def any_process(self, flag: bool) -> bool:

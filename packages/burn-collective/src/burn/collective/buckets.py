@@ -1,0 +1,176 @@
+"""Averaging gradients across ranks, packed in buckets of a few megabytes.
+
+One all-reduce per parameter pays MPI's latency once per tensor; packing the gradients into a
+few flat buffers pays it once per buffer and moves the same bytes (measured 2-4x faster on one
+machine, see benches/RESULTS.md). Each bucket is packed on the gradients' device (one
+concatenation, one download), its all-reduce is started at once without blocking, and the next
+bucket is packed while it runs; the reduced buffers are then uploaded once each and cut back
+into the parameters' shapes.
+
+Every rank weighs its gradients by its share of the global batch (`items / total items`), so the
+result is the gradient one process would compute over the whole batch with a loss averaged
+over the batch (the default of burn.nn's losses). A rank without items that step (the last
+batch of an epoch may be smaller than the number of ranks) takes part with zeros.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from burn.collective.communicator import Communicator
+from burn.collective.errors import CollectiveError
+from burn.module import Module
+from burn.optim import GradientsParams
+from burn.tensor import Float, Tensor
+
+DEFAULT_BUCKET_BYTES = 4 * 1024 * 1024
+
+# numpy dtypes MPI reduces natively; others (f16, bf16) travel as float32.
+_NATIVE = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+@dataclass
+class _Slot:
+    """One parameter's place in a bucket."""
+
+    pid: object
+    dims: list[int]
+    offset: int
+    length: int
+
+
+@dataclass
+class _Bucket:
+    slots: list[_Slot]
+    dtype: object  # the parameters' DType
+    wire: np.dtype
+    buffer: np.ndarray | None = None
+    request: object = None
+
+
+def trainable_params(model) -> list[tuple[object, Tensor]]:
+    """(id, tensor) of every float parameter that takes gradients, in the module's order
+    (the same on every rank, since every rank builds the same model)."""
+    if isinstance(model, Module):
+        return [(p.id, p.val()) for p in model.params() if p.val().kind is Float and p.require_grad]
+    if isinstance(model, dict):
+        return [(pid, t) for pid, t in model.items() if t.kind is Float]
+    raise TypeError(f"expected a Module or a dict of id -> Tensor, got {type(model).__name__}")
+
+
+class GradientBuckets:
+    """Averages a step's gradients over every rank of `comm` in buckets of `bucket_bytes`.
+
+    ```python
+    from burn.backend import Autodiff, NdArray
+    from burn.collective import Communicator, GradientBuckets
+    from burn.optim import GradientsParams
+    from burn.tensor import Tensor
+
+    w = Tensor.from_data([1.0, 2.0], Autodiff(NdArray).device()).require_grad()
+    grads = GradientsParams({"w": w.grad((w * w).sum().backward())})
+    averaged = GradientBuckets(Communicator.world()).all_reduce({"w": w}, grads, items=4)
+    assert averaged.get("w").to_data().to_list() == [2.0, 4.0]  # one rank: unchanged
+    ```
+    """
+
+    def __init__(self, comm: Communicator, bucket_bytes: int = DEFAULT_BUCKET_BYTES):
+        if bucket_bytes < 1:
+            raise CollectiveError(
+                f"GradientBuckets: bucket_bytes must be positive, got {bucket_bytes}"
+            )
+        self.comm = comm
+        self.bucket_bytes = int(bucket_bytes)
+
+    def all_reduce(self, model, grads: GradientsParams | None, items: int) -> GradientsParams:
+        """The gradients of the whole global batch, identical on every rank.
+
+        `grads` are this rank's (None when it had no items), `items` the number of items they
+        were averaged over.
+        """
+        params = trainable_params(model)
+        local = grads if grads is not None else GradientsParams()
+        # Which parameters have a gradient anywhere, and the global item count: one small
+        # reduction so that every rank packs the same buckets.
+        header = np.zeros(len(params) + 1, np.float64)
+        for i, (pid, _) in enumerate(params):
+            header[i] = 1.0 if local.get(pid) is not None else 0.0
+        header[-1] = float(items) if local.len() else 0.0
+        self.comm.all_reduce_sum(header)
+        total = header[-1]
+        if total <= 0 or not header[:-1].any():
+            return GradientsParams()
+        scale = float(items) / total if local.len() else 0.0
+        present = [(pid, t) for (pid, t), flag in zip(params, header[:-1], strict=True) if flag]
+        buckets = self._plan(present)
+        device = _grad_device(local, present)
+        for bucket in buckets:
+            bucket.buffer = _pack(bucket, local, present, scale, device)
+            bucket.request = self.comm.start_all_reduce_sum(bucket.buffer)
+        out = GradientsParams()
+        for bucket in buckets:
+            bucket.request.Wait()
+            _unpack(bucket, out, device)
+        return out
+
+    def _plan(self, present: list[tuple[object, Tensor]]) -> list[_Bucket]:
+        """Consecutive parameters of one dtype, up to `bucket_bytes` a bucket (a larger tensor
+        gets a bucket of its own)."""
+        buckets: list[_Bucket] = []
+        current: _Bucket | None = None
+        used = 0
+        for pid, tensor in present:
+            dims = tensor.dims()
+            length = int(np.prod(dims)) if dims else 1
+            wire = _wire_dtype(tensor.dtype.numpy)
+            size = length * wire.itemsize
+            if current is None or current.dtype != tensor.dtype or used + size > self.bucket_bytes:
+                if current is None or current.slots:
+                    current = _Bucket([], tensor.dtype, wire)
+                    buckets.append(current)
+                used = 0
+            current.slots.append(_Slot(pid, dims, used // wire.itemsize, length))
+            used += size
+        return buckets
+
+
+def _wire_dtype(dtype) -> np.dtype:
+    dtype = np.dtype(dtype)
+    return dtype if dtype in _NATIVE else np.dtype(np.float32)
+
+
+def _grad_device(local: GradientsParams, present: list[tuple[object, Tensor]]):
+    for _, grad in local.items():
+        return grad.device()
+    return present[0][1].inner().device()
+
+
+def _pack(bucket: _Bucket, local: GradientsParams, present, scale: float, device) -> np.ndarray:
+    tensors = dict(present)
+    parts = []
+    for slot in bucket.slots:
+        grad = local.get(slot.pid)
+        if grad is None:
+            grad = Tensor.zeros(slot.dims, device, dtype=tensors[slot.pid].dtype)
+        parts.append(grad.reshape([slot.length]))
+    flat = parts[0] if len(parts) == 1 else Tensor.cat(parts, 0)
+    if scale != 1.0:
+        flat = flat * scale
+    array = np.asarray(flat.to_data().as_array())
+    # The reduction writes in place: copy unless the array is a fresh result of cat or scale.
+    shared = len(parts) == 1 and scale == 1.0
+    if (
+        shared
+        or array.dtype != bucket.wire
+        or not array.flags.writeable
+        or not array.flags.c_contiguous
+    ):
+        array = np.array(array, dtype=bucket.wire, order="C")
+    return array
+
+
+def _unpack(bucket: _Bucket, out: GradientsParams, device) -> None:
+    flat = Tensor.from_data(bucket.buffer, device, dtype=bucket.dtype)
+    for slot in bucket.slots:
+        out.register(slot.pid, flat.narrow(0, slot.offset, slot.length).reshape(slot.dims))
