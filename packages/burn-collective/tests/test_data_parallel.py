@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -151,3 +152,46 @@ def test_debug_mode_catches_ranks_that_diverge(tmp_path):
     assert "CollectiveError: parameter 'fc1.weight' differs between rank 0 and rank(s) [1]" in (
         output
     )
+
+
+def test_a_stop_asked_on_one_rank_stops_every_rank(tmp_path):
+    # Rank 1 asks to stop at its 3rd step (as `q` does on rank 0's dashboard): every rank ends
+    # that step, the job exits normally, and rank 0 logged three steps.
+    run_ranks(2, tmp_path / "run", "--stop-rank", "1", "--stop-step", "3")
+    assert len((tmp_path / "run/train/epoch-1/Loss.log").read_text().splitlines()) == 3
+
+
+def test_ctrl_c_ends_every_rank(tmp_path):
+    started = tmp_path / "started"
+    command = [
+        mpiexec(),
+        "-n",
+        "2",
+        sys.executable,
+        str(JOB),
+        "--parallel",
+        "--artifacts",
+        str(tmp_path / "run"),
+        "--epochs",
+        "50",
+        "--sleep",
+        "0.2",
+        "--started",
+        str(started),
+    ]
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV
+    )
+    try:
+        deadline = time.monotonic() + TIMEOUT / 2
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert started.exists(), "the job did not start"
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=15)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode != 0
+    assert "KeyboardInterrupt" in err

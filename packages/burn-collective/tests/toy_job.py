@@ -29,6 +29,8 @@ from burn.train import ClassificationOutput, KeepLastNCheckpoints, LearnerBuilde
 from burn.train.metric import AccuracyMetric, LossMetric
 
 B = Autodiff(NdArray)
+# (rank's step at which to ask the Learner to stop, the builder's interrupter)
+STOP: dict = {}
 
 
 @dataclass
@@ -60,6 +62,12 @@ class Model(Module):
         Model._count = getattr(Model, "_count", 0) + 1
         if self._fail_at is not None and Model._count >= self._fail_at:
             raise RuntimeError(f"toy job: failing on purpose at step {Model._count}")
+        if STOP.get("step") == Model._count:
+            STOP["interrupter"].stop()  # as `q` in the dashboard does
+        if STOP.get("sleep"):
+            import time
+
+            time.sleep(STOP["sleep"])
         item = self.forward(batch)
         return TrainOutput(self, item.loss.backward(), item)
 
@@ -105,6 +113,10 @@ def main() -> None:
     parser.add_argument("--fail-rank", type=int, default=None)
     parser.add_argument("--fail-step", type=int, default=3)
     parser.add_argument("--perturb-rank", type=int, default=None)
+    parser.add_argument("--stop-rank", type=int, default=None)
+    parser.add_argument("--stop-step", type=int, default=3)
+    parser.add_argument("--sleep", type=float, default=0.0, help="seconds per step")
+    parser.add_argument("--started", default=None, help="a file rank 0 creates at its 1st step")
     args = parser.parse_args()
 
     rank = 0
@@ -149,6 +161,11 @@ def main() -> None:
     )
     if strategy is not None:
         builder = builder.with_training_strategy(strategy)
+    if args.stop_rank == rank:
+        STOP.update(step=args.stop_step, interrupter=builder.interrupter())
+    STOP["sleep"] = args.sleep
+    if args.started and rank == 0:
+        open(args.started, "w").close()
     if args.resume is not None:
         builder = builder.checkpoint(args.resume)
     optim = AdamConfig().with_grad_clipping(GradientClippingConfig.Norm(0.5)).init()
