@@ -2,10 +2,11 @@
 
 One all-reduce per parameter pays MPI's latency once per tensor; packing the gradients into a
 few flat buffers pays it once per buffer and moves the same bytes (measured 2-4x faster on one
-machine, see benches/RESULTS.md). Each bucket is packed on the gradients' device (one
-concatenation, one download), its all-reduce is started at once without blocking, and the next
-bucket is packed while it runs; the reduced buffers are then uploaded once each and cut back
-into the parameters' shapes.
+machine, see benches/RESULTS.md). Each bucket has a buffer of its own, kept from step to step
+(fresh memory for every reduction costs page faults that showed in the measurements). A bucket
+is packed into it (on a GPU backend: one concatenation on the device, one download), its
+all-reduce is started at once without blocking, and the next bucket is packed while it runs;
+the reduced buffers are then uploaded once each and cut back into the parameters' shapes.
 
 Every rank weighs its gradients by its share of the global batch (`items / total items`), so the
 result is the gradient one process would compute over the whole batch with a loss averaged
@@ -82,6 +83,8 @@ class GradientBuckets:
             )
         self.comm = comm
         self.bucket_bytes = int(bucket_bytes)
+        self._plan_key: tuple | None = None
+        self._buckets: list[_Bucket] = []
 
     def all_reduce(self, model, grads: GradientsParams | None, items: int) -> GradientsParams:
         """The gradients of the whole global batch, identical on every rank.
@@ -103,16 +106,29 @@ class GradientBuckets:
             return GradientsParams()
         scale = float(items) / total if local.len() else 0.0
         present = [(pid, t) for (pid, t), flag in zip(params, header[:-1], strict=True) if flag]
-        buckets = self._plan(present)
+        buckets = self._buckets_for(present)
         device = _grad_device(local, present)
+        host = bool(getattr(present[0][1].inner().backend, "host_memory", False))
         for bucket in buckets:
-            bucket.buffer = _pack(bucket, local, present, scale, device)
+            _pack(bucket, local, scale, device, host)
             bucket.request = self.comm.start_all_reduce_sum(bucket.buffer)
         out = GradientsParams()
         for bucket in buckets:
             bucket.request.Wait()
             _unpack(bucket, out, device)
         return out
+
+    def _buckets_for(self, present: list[tuple[object, Tensor]]) -> list[_Bucket]:
+        """The buckets of these parameters, with their buffers: planned once, reused while the
+        parameters stay the same."""
+        key = tuple((pid, tuple(t.dims()), t.dtype) for pid, t in present)
+        if key != self._plan_key:
+            self._buckets = self._plan(present)
+            for bucket in self._buckets:
+                length = sum(slot.length for slot in bucket.slots)
+                bucket.buffer = np.empty(length, bucket.wire)
+            self._plan_key = key
+        return self._buckets
 
     def _plan(self, present: list[tuple[object, Tensor]]) -> list[_Bucket]:
         """Consecutive parameters of one dtype, up to `bucket_bytes` a bucket (a larger tensor
@@ -146,31 +162,35 @@ def _grad_device(local: GradientsParams, present: list[tuple[object, Tensor]]):
     return present[0][1].inner().device()
 
 
-def _pack(bucket: _Bucket, local: GradientsParams, present, scale: float, device) -> np.ndarray:
-    tensors = dict(present)
-    parts = []
-    for slot in bucket.slots:
-        grad = local.get(slot.pid)
-        if grad is None:
-            grad = Tensor.zeros(slot.dims, device, dtype=tensors[slot.pid].dtype)
-        parts.append(grad.reshape([slot.length]))
-    flat = parts[0] if len(parts) == 1 else Tensor.cat(parts, 0)
+def _pack(bucket: _Bucket, local: GradientsParams, scale: float, device, host: bool) -> None:
+    """This rank's gradients of `bucket`, times `scale`, into its buffer."""
+    buffer = bucket.buffer
+    assert buffer is not None
+    if host:  # numpy memory: copy each gradient straight into place
+        for slot in bucket.slots:
+            target = buffer[slot.offset : slot.offset + slot.length]
+            grad = local.get(slot.pid)
+            if grad is None:
+                target[:] = 0
+            else:
+                source = np.asarray(grad.to_data().as_array()).reshape(-1)
+                np.copyto(target, source, casting="unsafe")
+    else:  # device memory: one concatenation there, one download
+        parts = []
+        for slot in bucket.slots:
+            grad = local.get(slot.pid)
+            if grad is None:
+                grad = Tensor.zeros(slot.dims, device, dtype=bucket.dtype)
+            parts.append(grad.reshape([slot.length]))
+        flat = parts[0] if len(parts) == 1 else Tensor.cat(parts, 0)
+        np.copyto(buffer, np.asarray(flat.to_data().as_array()).reshape(-1), casting="unsafe")
     if scale != 1.0:
-        flat = flat * scale
-    array = np.asarray(flat.to_data().as_array())
-    # The reduction writes in place: copy unless the array is a fresh result of cat or scale.
-    shared = len(parts) == 1 and scale == 1.0
-    if (
-        shared
-        or array.dtype != bucket.wire
-        or not array.flags.writeable
-        or not array.flags.c_contiguous
-    ):
-        array = np.array(array, dtype=bucket.wire, order="C")
-    return array
+        buffer *= scale
 
 
 def _unpack(bucket: _Bucket, out: GradientsParams, device) -> None:
-    flat = Tensor.from_data(bucket.buffer, device, dtype=bucket.dtype)
+    # A copy: the buffer is overwritten by the next step, and gradients may be kept longer
+    # (accumulated, or by a caller).
+    flat = Tensor.from_data(bucket.buffer.copy(), device, dtype=bucket.dtype)
     for slot in bucket.slots:
         out.register(slot.pid, flat.narrow(0, slot.offset, slot.length).reshape(slot.dims))
