@@ -3,11 +3,11 @@
 Two measurements, each launched by this script under `mpiexec -n N` from the mpich wheel:
 
 1. All-reduce throughput on 2 ranks. `GradientBuckets.all_reduce` (what `DataParallel` runs
-   after each backward pass: a small header reduction, gradients packed into 4 MB buckets on the
-   device, non-blocking all-reduces, unpacked into tensors) against a bare `mpi4py`
-   `Allreduce` of the same bytes in one contiguous float32 buffer, and against one `Allreduce`
-   per tensor (what the buckets avoid). The gradients are the guide's model's shapes, repeated
-   to reach each total size.
+   after each backward pass: a small header reduction, gradients packed into 4 MB buckets,
+   reduced, unpacked into gradients; also with `overlap=True`, non-blocking reductions while
+   the next bucket is packed) against a bare `mpi4py` `Allreduce` of the same bytes in one
+   contiguous float32 buffer, and against one `Allreduce` per tensor (what the buckets avoid).
+   The gradients are the guide's model's shapes, repeated to reach each total size.
 2. The time per training step of the guide's model (batch of 64 MNIST digits, Adam) with 1 and
    2 CPU ranks on NdArray: each rank's share of the batch through `train_step`, the bucketed
    all-reduce, the optimizer step.
@@ -109,13 +109,14 @@ def worker_allreduce(repeats: int, warmup: int) -> dict:
                 pid = f"p{len(model)}-{i}"
                 value = rng.standard_normal(shape).astype(np.float32)
                 model[pid] = Tensor.from_data(value, device)
-                grads.register(pid, Tensor.from_data(value, device.inner))
+                grads.register(pid, Tensor.from_data(value.copy(), device.inner))
                 total += value.nbytes
         flat = np.concatenate(
             [np.asarray(g.to_data().as_array()).reshape(-1) for _, g in grads.items()]
         )
         arrays = [np.asarray(g.to_data().as_array()).copy() for _, g in grads.items()]
         buckets = GradientBuckets(comm)
+        overlapped = GradientBuckets(comm, overlap=True)
 
         def bare(flat=flat):
             comm.comm.Allreduce(MPI.IN_PLACE, flat, op=MPI.SUM)
@@ -127,11 +128,15 @@ def worker_allreduce(repeats: int, warmup: int) -> dict:
         def bucketed(model=model, grads=grads, buckets=buckets):
             buckets.all_reduce(model, grads, items=32)
 
+        def bucketed_overlap(model=model, grads=grads, buckets=overlapped):
+            buckets.all_reduce(model, grads, items=32)
+
         rows[size_mb] = {
             "bytes": int(flat.nbytes),
             "tensors": len(arrays),
             "bare": _timed(comm, bare, repeats, warmup),
             "bucketed": _timed(comm, bucketed, repeats, warmup),
+            "overlapped": _timed(comm, bucketed_overlap, repeats, warmup),
             "per_tensor": _timed(comm, per_tensor, repeats, warmup),
         }
     return rows
@@ -200,6 +205,7 @@ def main() -> None:
         "tensors",
         "bare Allreduce ms",
         "bucketed ms",
+        "bucketed, overlap ms",
         "per-tensor ms",
         "bucketed / bare",
         "per-tensor / bucketed",
@@ -216,6 +222,7 @@ def main() -> None:
                 str(r["tensors"]),
                 f"{r['bare']:.2f}",
                 f"{r['bucketed']:.2f}",
+                f"{r['overlapped']:.2f}",
                 f"{r['per_tensor']:.2f}",
                 f"{r['bucketed'] / r['bare']:.2f}",
                 f"{r['per_tensor'] / r['bucketed']:.2f}",

@@ -109,6 +109,7 @@ def main() -> None:
     parser.add_argument("--accumulation", type=int, default=1)
     parser.add_argument("--resume", type=int, default=None)
     parser.add_argument("--bucket-mb", type=float, default=4.0)
+    parser.add_argument("--overlap", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--fail-rank", type=int, default=None)
     parser.add_argument("--fail-step", type=int, default=3)
@@ -124,7 +125,9 @@ def main() -> None:
     if args.parallel:
         from burn.collective import DataParallel
 
-        strategy = DataParallel(bucket_size_mb=args.bucket_mb, debug=args.debug)
+        strategy = DataParallel(
+            bucket_size_mb=args.bucket_mb, overlap=args.overlap, debug=args.debug
+        )
         rank = strategy.rank
         device = strategy.device(B)
     else:

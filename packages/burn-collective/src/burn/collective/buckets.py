@@ -4,9 +4,13 @@ One all-reduce per parameter pays MPI's latency once per tensor; packing the gra
 few flat buffers pays it once per buffer and moves the same bytes (measured 2-4x faster on one
 machine, see benches/RESULTS.md). Each bucket has a buffer of its own, kept from step to step
 (fresh memory for every reduction costs page faults that showed in the measurements). A bucket
-is packed into it (on a GPU backend: one concatenation on the device, one download), its
-all-reduce is started at once without blocking, and the next bucket is packed while it runs;
-the reduced buffers are then uploaded once each and cut back into the parameters' shapes.
+is packed into it (on a GPU backend: one concatenation on the device, one download), reduced,
+and cut back into the parameters' shapes (uploaded once per bucket on a GPU backend).
+
+With `overlap=True` each bucket's all-reduce is started without blocking and the next bucket
+is packed while it runs. That pays where the MPI library progresses non-blocking collectives
+in the background (an asynchronous progress thread); with the mpich wheel on one machine it was
+slower than blocking reductions (benches/RESULTS.md), so it is off by default.
 
 Every rank weighs its gradients by its share of the global batch (`items / total items`), so the
 result is the gradient one process would compute over the whole batch with a loss averaged
@@ -76,13 +80,16 @@ class GradientBuckets:
     ```
     """
 
-    def __init__(self, comm: Communicator, bucket_bytes: int = DEFAULT_BUCKET_BYTES):
+    def __init__(
+        self, comm: Communicator, bucket_bytes: int = DEFAULT_BUCKET_BYTES, overlap: bool = False
+    ):
         if bucket_bytes < 1:
             raise CollectiveError(
                 f"GradientBuckets: bucket_bytes must be positive, got {bucket_bytes}"
             )
         self.comm = comm
         self.bucket_bytes = int(bucket_bytes)
+        self.overlap = bool(overlap)
         self._plan_key: tuple | None = None
         self._buckets: list[_Bucket] = []
 
@@ -90,7 +97,9 @@ class GradientBuckets:
         """The gradients of the whole global batch, identical on every rank.
 
         `grads` are this rank's (None when it had no items), `items` the number of items they
-        were averaged over.
+        were averaged over. On a backend whose tensors live in numpy memory, the result is
+        written into the memory of `grads` where a gradient owns its array (fresh pages for
+        every step cost more than the reduction), so `grads` must not be used afterwards.
         """
         params = trainable_params(model)
         local = grads if grads is not None else GradientsParams()
@@ -109,13 +118,20 @@ class GradientBuckets:
         buckets = self._buckets_for(present)
         device = _grad_device(local, present)
         host = bool(getattr(present[0][1].inner().backend, "host_memory", False))
+        out = GradientsParams()
+        reused: set[int] | None = set() if host else None
+        if not self.overlap:
+            for bucket in buckets:
+                _pack(bucket, local, scale, device, host)
+                self.comm.all_reduce_sum(bucket.buffer)
+                _unpack(bucket, local, out, device, reused)
+            return out
         for bucket in buckets:
             _pack(bucket, local, scale, device, host)
             bucket.request = self.comm.start_all_reduce_sum(bucket.buffer)
-        out = GradientsParams()
         for bucket in buckets:
             bucket.request.Wait()
-            _unpack(bucket, out, device)
+            _unpack(bucket, local, out, device, reused)
         return out
 
     def _buckets_for(self, present: list[tuple[object, Tensor]]) -> list[_Bucket]:
@@ -188,9 +204,35 @@ def _pack(bucket: _Bucket, local: GradientsParams, scale: float, device, host: b
         buffer *= scale
 
 
-def _unpack(bucket: _Bucket, out: GradientsParams, device) -> None:
-    # A copy: the buffer is overwritten by the next step, and gradients may be kept longer
-    # (accumulated, or by a caller).
-    flat = Tensor.from_data(bucket.buffer.copy(), device, dtype=bucket.dtype)
+def _unpack(
+    bucket: _Bucket, local: GradientsParams, out: GradientsParams, device, reused: set | None
+) -> None:
+    """The reduced buffer cut back into gradients: on numpy memory, into the arrays of this
+    rank's own gradients where each owns its memory (`reused` tracks them so two gradients
+    sharing one array are not both overwritten); otherwise into new tensors (the buffer
+    itself is overwritten by the next step, and gradients may be kept longer)."""
+    buffer = bucket.buffer
+    assert buffer is not None
+    if reused is None:
+        flat = Tensor.from_data(buffer.copy(), device, dtype=bucket.dtype)
+        for slot in bucket.slots:
+            out.register(slot.pid, flat.narrow(0, slot.offset, slot.length).reshape(slot.dims))
+        return
     for slot in bucket.slots:
-        out.register(slot.pid, flat.narrow(0, slot.offset, slot.length).reshape(slot.dims))
+        values = buffer[slot.offset : slot.offset + slot.length]
+        grad = local.get(slot.pid)
+        array = None if grad is None else grad.to_data().as_array()
+        if (
+            isinstance(array, np.ndarray)
+            and array.flags.owndata
+            and array.flags.writeable
+            and array.flags.c_contiguous
+            and array.dtype == bucket.wire
+            and id(array) not in reused
+        ):
+            reused.add(id(array))
+            np.copyto(array.reshape(-1), values)
+            out.register(slot.pid, grad)
+        else:
+            copy = values.reshape(slot.dims).copy()
+            out.register(slot.pid, Tensor.from_data(copy, device, dtype=bucket.dtype))

@@ -7,7 +7,9 @@ Learner with `with_training_strategy(DataParallel())`. Then, in each rank:
 - each global batch of the loaders is cut into one share per rank (`ShardedLoader`), so the job
   sees the batches one process would;
 - after each step's backward pass the gradients are averaged over the ranks in buckets
-  (`GradientBuckets`), weighted by items, and every rank applies the same optimizer step;
+  (`GradientBuckets`), weighted by items, and every rank applies the same optimizer step (the
+  reduction follows the backward pass: the autodiff backend hands gradients over when backward
+  ends, so there is nothing to overlap it with but the packing of the next bucket);
   gradient accumulation, clipping, the learning-rate schedule and the optimizer state work as
   in one process because they see the same averaged gradients;
 - each step's metric entries are combined over the ranks (`MetricReducer`);
@@ -37,6 +39,8 @@ class DataParallel:
     Args:
         comm: the ranks to train with (default: every process of the job).
         bucket_size_mb: how many megabytes of gradients one all-reduce carries (default 4).
+        overlap: start each bucket's all-reduce without blocking and pack the next meanwhile
+            (pays with an MPI that progresses in the background; see `GradientBuckets`).
         debug: check after every optimizer step that all ranks hold identical parameters
             (one hash per parameter gathered from every rank), raising `CollectiveError` if not.
         abort_on_error: make an uncaught exception on any rank abort the whole job (default).
@@ -54,11 +58,12 @@ class DataParallel:
         comm: Communicator | None = None,
         *,
         bucket_size_mb: float = DEFAULT_BUCKET_BYTES / 2**20,
+        overlap: bool = False,
         debug: bool = False,
         abort_on_error: bool = True,
     ):
         self.comm = comm if comm is not None else Communicator.world()
-        self.buckets = GradientBuckets(self.comm, max(1, int(bucket_size_mb * 2**20)))
+        self.buckets = GradientBuckets(self.comm, max(1, int(bucket_size_mb * 2**20)), overlap)
         self.debug = bool(debug)
         self.reducer = MetricReducer(self.comm)
         self._metrics: dict = {}
