@@ -88,6 +88,24 @@ def _timed(comm, fn, repeats: int, warmup: int) -> float:
     return median_ms(call, repeats, warmup)
 
 
+def _round_robin(comm, fns: dict, repeats: int, warmup: int) -> dict[str, float]:
+    """Median ms of each of `fns`, taking turns call by call (barrier first), so that the
+    machine's load and the caches' state weigh on all of them alike; timed blocks one after
+    the other favoured whichever ran while the machine was quieter."""
+    for _ in range(warmup):
+        for fn in fns.values():
+            comm.barrier()
+            fn()
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            comm.barrier()
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: float(np.median(t)) * 1e3 for name, t in times.items()}
+
+
 def worker_allreduce(repeats: int, warmup: int) -> dict:
     from burn.backend import Autodiff, NdArray
     from burn.collective import Communicator, GradientBuckets
@@ -134,10 +152,17 @@ def worker_allreduce(repeats: int, warmup: int) -> dict:
         rows[size_mb] = {
             "bytes": int(flat.nbytes),
             "tensors": len(arrays),
-            "bare": _timed(comm, bare, repeats, warmup),
-            "bucketed": _timed(comm, bucketed, repeats, warmup),
-            "overlapped": _timed(comm, bucketed_overlap, repeats, warmup),
-            "per_tensor": _timed(comm, per_tensor, repeats, warmup),
+            **_round_robin(
+                comm,
+                {
+                    "bare": bare,
+                    "bucketed": bucketed,
+                    "overlapped": bucketed_overlap,
+                    "per_tensor": per_tensor,
+                },
+                repeats,
+                warmup,
+            ),
         }
     return rows
 
@@ -245,7 +270,8 @@ def main() -> None:
                 *("| " + " | ".join(r) + " |" for r in step_rows),
             ]
         )
-        + f"\n\nMedians of {repeats} all-reduces and {max(repeats // 3, 3)} steps after "
+        + f"\n\nMedians of {repeats} all-reduces of each kind (taken in turns) and "
+        f"{max(repeats // 3, 3)} steps after "
         f"{warmup} warm-up calls, each started after a barrier; {elapsed:.0f} s in all. The "
         "machine is shared with other work, so absolute times move from run to run; the ratios "
         "within one run are what to compare."

@@ -197,3 +197,17 @@ def test_ctrl_c_ends_every_rank(tmp_path):
             process.wait()
     assert process.returncode != 0
     assert "KeyboardInterrupt" in err
+
+
+def test_two_ranks_on_wgpu_train_like_one_process(tmp_path):
+    """Autodiff(Wgpu): gradients are packed on the device, downloaded once per bucket and
+    uploaded once after the reduction (both ranks share the machine's one adapter here)."""
+    from burn.backend import Wgpu
+
+    reason = Wgpu.unavailable_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    args = ["--backend", "wgpu", "--epochs", "1", "--items", "33"]
+    run_single(tmp_path / "one", *args, "--out", str(tmp_path / "one.npz"))
+    run_ranks(2, tmp_path / "two", *args, "--debug", "--out", str(tmp_path / "two.npz"))
+    assert_same_params(tmp_path / "one.npz", tmp_path / "two.npz")

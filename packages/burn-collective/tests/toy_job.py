@@ -110,6 +110,7 @@ def main() -> None:
     parser.add_argument("--resume", type=int, default=None)
     parser.add_argument("--bucket-mb", type=float, default=4.0)
     parser.add_argument("--overlap", action="store_true")
+    parser.add_argument("--backend", choices=["ndarray", "wgpu"], default="ndarray")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--fail-rank", type=int, default=None)
     parser.add_argument("--fail-step", type=int, default=3)
@@ -120,6 +121,11 @@ def main() -> None:
     parser.add_argument("--started", default=None, help="a file rank 0 creates at its 1st step")
     args = parser.parse_args()
 
+    global B
+    if args.backend == "wgpu":
+        from burn.backend import Wgpu
+
+        B = Autodiff(Wgpu)
     rank = 0
     strategy = None
     if args.parallel:
