@@ -14,7 +14,14 @@ import traceback
 from typing import Any
 
 import numpy as np
-from mpi4py import MPI
+
+
+def _mpi() -> Any:
+    """`mpi4py.MPI`, imported on first use: importing it initialises MPI, which importing
+    burn.collective alone should not do."""
+    from mpi4py import MPI
+
+    return MPI
 
 
 class Communicator:
@@ -33,6 +40,7 @@ class Communicator:
     """
 
     def __init__(self, comm: Any = None):
+        MPI = _mpi()
         self.comm = MPI.COMM_WORLD if comm is None else comm
         self.rank: int = self.comm.Get_rank()
         self.size: int = self.comm.Get_size()
@@ -44,16 +52,18 @@ class Communicator:
     @classmethod
     def world(cls) -> Communicator:
         """Every process started by `mpiexec`/`srun` (a job of one when run plainly)."""
-        return cls(MPI.COMM_WORLD)
+        return cls(_mpi().COMM_WORLD)
 
     # ------------------------------------------------------------------ collectives
     def all_reduce_sum(self, buffer: np.ndarray) -> np.ndarray:
         """Sum `buffer` over every rank, in place (blocking)."""
+        MPI = _mpi()
         self.comm.Allreduce(MPI.IN_PLACE, _contiguous(buffer), op=MPI.SUM)
         return buffer
 
     def start_all_reduce_sum(self, buffer: np.ndarray) -> Any:
         """Start summing `buffer` in place; `request.Wait()` finishes it."""
+        MPI = _mpi()
         return self.comm.Iallreduce(MPI.IN_PLACE, _contiguous(buffer), op=MPI.SUM)
 
     def broadcast(self, buffer: np.ndarray, root: int = 0) -> np.ndarray:
@@ -70,7 +80,7 @@ class Communicator:
 
     def any(self, flag: bool) -> bool:
         """True when `flag` is true on any rank."""
-        return bool(self.comm.allreduce(int(bool(flag)), op=MPI.MAX))
+        return bool(self.comm.allreduce(int(bool(flag)), op=_mpi().MAX))
 
     def broadcast_flag(self, flag: bool, root: int = 0) -> bool:
         """`root`'s `flag` on every rank."""
