@@ -1,4 +1,4 @@
-"""Averaging gradients across ranks, packed in buckets of a few megabytes.
+"""Averaging gradients across ranks, packed in buckets of megabytes.
 
 One all-reduce per parameter pays MPI's latency once per tensor; packing the gradients into a
 few flat buffers pays it once per buffer and moves the same bytes (measured 2-4x faster on one
@@ -29,7 +29,7 @@ from burn.module import Module
 from burn.optim import GradientsParams
 from burn.tensor import Float, Tensor
 
-DEFAULT_BUCKET_BYTES = 4 * 1024 * 1024
+DEFAULT_BUCKET_BYTES = 25 * 1024 * 1024
 
 # numpy dtypes MPI reduces natively; others (f16, bf16) travel as float32.
 _NATIVE = (np.dtype(np.float32), np.dtype(np.float64))
@@ -182,7 +182,7 @@ def _pack(bucket: _Bucket, local: GradientsParams, scale: float, device, host: b
     """This rank's gradients of `bucket`, times `scale`, into its buffer."""
     buffer = bucket.buffer
     assert buffer is not None
-    if host:  # numpy memory: copy each gradient straight into place
+    if host:  # numpy memory: each gradient scaled straight into place (one pass)
         for slot in bucket.slots:
             target = buffer[slot.offset : slot.offset + slot.length]
             grad = local.get(slot.pid)
@@ -190,18 +190,22 @@ def _pack(bucket: _Bucket, local: GradientsParams, scale: float, device, host: b
                 target[:] = 0
             else:
                 source = np.asarray(grad.to_data().as_array()).reshape(-1)
-                np.copyto(target, source, casting="unsafe")
-    else:  # device memory: one concatenation there, one download
-        parts = []
-        for slot in bucket.slots:
-            grad = local.get(slot.pid)
-            if grad is None:
-                grad = Tensor.zeros(slot.dims, device, dtype=bucket.dtype)
-            parts.append(grad.reshape([slot.length]))
-        flat = parts[0] if len(parts) == 1 else Tensor.cat(parts, 0)
-        np.copyto(buffer, np.asarray(flat.to_data().as_array()).reshape(-1), casting="unsafe")
+                if scale == 1.0:
+                    np.copyto(target, source, casting="unsafe")
+                else:
+                    np.multiply(source, scale, out=target, casting="unsafe")
+        return
+    # device memory: one concatenation there, one download
+    parts = []
+    for slot in bucket.slots:
+        grad = local.get(slot.pid)
+        if grad is None:
+            grad = Tensor.zeros(slot.dims, device, dtype=bucket.dtype)
+        parts.append(grad.reshape([slot.length]))
+    flat = parts[0] if len(parts) == 1 else Tensor.cat(parts, 0)
     if scale != 1.0:
-        buffer *= scale
+        flat = flat * scale
+    np.copyto(buffer, np.asarray(flat.to_data().as_array()).reshape(-1), casting="unsafe")
 
 
 def _unpack(

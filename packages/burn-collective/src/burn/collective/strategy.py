@@ -38,7 +38,7 @@ class DataParallel:
 
     Args:
         comm: the ranks to train with (default: every process of the job).
-        bucket_size_mb: how many megabytes of gradients one all-reduce carries (default 4).
+        bucket_size_mb: how many megabytes of gradients one all-reduce carries (default 25).
         overlap: start each bucket's all-reduce without blocking and pack the next meanwhile
             (pays with an MPI that progresses in the background; see `GradientBuckets`).
         debug: check after every optimizer step that all ranks hold identical parameters
