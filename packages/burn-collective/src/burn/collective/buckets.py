@@ -1,16 +1,22 @@
 """Averaging gradients across ranks, packed in buckets of megabytes.
 
-One all-reduce per parameter pays MPI's latency once per tensor; packing the gradients into a
-few flat buffers pays it once per buffer and moves the same bytes (measured 2-4x faster on one
-machine, see benches/RESULTS.md). Each bucket has a buffer of its own, kept from step to step
-(fresh memory for every reduction costs page faults that showed in the measurements). A bucket
-is packed into it (on a GPU backend: one concatenation on the device, one download), reduced,
-and cut back into the parameters' shapes (uploaded once per bucket on a GPU backend).
+One all-reduce per parameter pays MPI's latency, and a rendezvous of every rank, once per
+tensor; packing the gradients into a few flat buffers pays it once per buffer and moves the same
+bytes. On a GPU backend packing also means one download and one upload per bucket instead of
+one per tensor. Each bucket has a buffer of its own, kept from step to step (fresh memory for
+every reduction costs page faults that showed in the measurements). A bucket is packed into it
+(on a GPU backend: one concatenation on the device, one download), reduced, and cut back into
+the parameters' shapes; on numpy memory the result goes back into the gradients' own arrays.
+
+What it costs, measured on one 2-core machine shared with other work (benches/RESULTS.md): 2 to
+4 times a bare `Allreduce` of the same bytes in one ready buffer (packing and unpacking are
+passes over memory that the bare reduction does not make), and steadier than one reduction per
+tensor, which ranged from less than half to five times the bucketed time from run to run.
 
 With `overlap=True` each bucket's all-reduce is started without blocking and the next bucket
-is packed while it runs. That pays where the MPI library progresses non-blocking collectives
-in the background (an asynchronous progress thread); with the mpich wheel on one machine it was
-slower than blocking reductions (benches/RESULTS.md), so it is off by default.
+is packed while it runs. That can pay where the MPI library progresses non-blocking collectives
+in the background (an asynchronous progress thread); with the mpich wheel on one machine it
+measured no faster than blocking reductions, so it is off by default.
 
 Every rank weighs its gradients by its share of the global batch (`items / total items`), so the
 result is the gradient one process would compute over the whole batch with a loss averaged

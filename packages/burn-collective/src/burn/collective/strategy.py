@@ -40,7 +40,7 @@ class DataParallel:
         comm: the ranks to train with (default: every process of the job).
         bucket_size_mb: how many megabytes of gradients one all-reduce carries (default 25).
         overlap: start each bucket's all-reduce without blocking and pack the next meanwhile
-            (pays with an MPI that progresses in the background; see `GradientBuckets`).
+            (can pay with an MPI that progresses in the background; see `GradientBuckets`).
         debug: check after every optimizer step that all ranks hold identical parameters
             (one hash per parameter gathered from every rank), raising `CollectiveError` if not.
         abort_on_error: make an uncaught exception on any rank abort the whole job (default).
