@@ -238,7 +238,13 @@ def main() -> None:
     step_ranks = [int(n) for n in args.step_ranks.split(",")]
     import mpi4py
 
-    info = machine(**{"mpi4py": mpi4py.__version__, "MPI": "mpich wheel, 2 ranks on one host"})
+    info = machine(
+        **{
+            "mpi4py": mpi4py.__version__,
+            "MPI": "mpich wheel, ranks on one host",
+            "BLAS threads per rank": "1 (OPENBLAS_NUM_THREADS=1 for every rank)",
+        }
+    )
     header = [
         "gradients",
         "tensors",
