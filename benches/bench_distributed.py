@@ -3,7 +3,7 @@
 Two measurements, each launched by this script under `mpiexec -n N` from the mpich wheel:
 
 1. All-reduce throughput on 2 ranks. `GradientBuckets.all_reduce` (what `DataParallel` runs
-   after each backward pass: a small header reduction, gradients packed into buckets (25 MB by default),
+   after each backward pass: a small header reduction, gradients packed into buckets of 25 MB,
    reduced, unpacked into gradients; also with `overlap=True`, non-blocking reductions while
    the next bucket is packed) against a bare `mpi4py` `Allreduce` of the same bytes in one
    contiguous float32 buffer, and against one `Allreduce` per tensor (what the buckets avoid).
