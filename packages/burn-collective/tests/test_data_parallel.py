@@ -156,6 +156,17 @@ def test_debug_mode_catches_ranks_that_diverge(tmp_path):
     )
 
 
+def test_early_stopping_is_decided_once_for_every_rank(tmp_path):
+    run_single(tmp_path / "one", "--epochs", "5", "--early-stop", "--out", str(tmp_path / "1.npz"))
+    run_ranks(
+        2, tmp_path / "two", "--epochs", "5", "--early-stop", "--out", str(tmp_path / "2.npz")
+    )
+    for run in ("one", "two"):
+        assert (tmp_path / run / "valid/epoch-2").is_dir()
+        assert not (tmp_path / run / "valid/epoch-3").exists()
+    assert_same_params(tmp_path / "1.npz", tmp_path / "2.npz")
+
+
 def test_a_stop_asked_on_one_rank_stops_every_rank(tmp_path):
     # Rank 1 asks to stop at its 3rd step (as `q` does on rank 0's dashboard): every rank ends
     # that step, the job exits normally, and rank 0 logged three steps.

@@ -25,7 +25,17 @@ from burn.optim.lr_scheduler.linear import LinearLrSchedulerConfig
 from burn.record import DefaultRecorder
 from burn.tensor import Int, Tensor
 from burn.tensor.activation import relu
-from burn.train import ClassificationOutput, KeepLastNCheckpoints, LearnerBuilder, TrainOutput
+from burn.train import (
+    Aggregate,
+    ClassificationOutput,
+    Direction,
+    KeepLastNCheckpoints,
+    LearnerBuilder,
+    MetricEarlyStoppingStrategy,
+    Split,
+    StoppingCondition,
+    TrainOutput,
+)
 from burn.train.metric import AccuracyMetric, LossMetric
 
 B = Autodiff(NdArray)
@@ -115,6 +125,7 @@ def main() -> None:
     parser.add_argument("--fail-rank", type=int, default=None)
     parser.add_argument("--fail-step", type=int, default=3)
     parser.add_argument("--perturb-rank", type=int, default=None)
+    parser.add_argument("--early-stop", action="store_true", help="stop once valid loss falls")
     parser.add_argument("--stop-rank", type=int, default=None)
     parser.add_argument("--stop-step", type=int, default=3)
     parser.add_argument("--sleep", type=float, default=0.0, help="seconds per step")
@@ -177,6 +188,18 @@ def main() -> None:
         open(args.started, "w").close()
     if args.resume is not None:
         builder = builder.checkpoint(args.resume)
+    if args.early_stop:
+        # "Highest" on a falling loss: no improvement after the first epoch, so rank 0's logs
+        # say stop after the second.
+        builder = builder.early_stopping(
+            MetricEarlyStoppingStrategy(
+                LossMetric(),
+                Aggregate.Mean,
+                Direction.Highest,
+                Split.Valid,
+                StoppingCondition.NoImprovementSince(1),
+            )
+        )
     optim = AdamConfig().with_grad_clipping(GradientClippingConfig.Norm(0.5)).init()
     # The same schedule whatever --epochs says, so a run resumed for more epochs continues it.
     scheduler = LinearLrSchedulerConfig(5e-2, 1e-2, 20).init()
