@@ -27,6 +27,7 @@ from burn.collective.buckets import DEFAULT_BUCKET_BYTES, GradientBuckets
 from burn.collective.communicator import Communicator
 from burn.collective.communicator import abort_on_error as install_abort_on_error
 from burn.collective.device import rank_device
+from burn.collective.errors import CollectiveError
 from burn.collective.metrics import MetricReducer
 from burn.collective.sharding import Shard, ShardedLoader
 from burn.collective.sync import assert_identical, broadcast_module
@@ -62,6 +63,10 @@ class DataParallel:
         debug: bool = False,
         abort_on_error: bool = True,
     ):
+        if not bucket_size_mb > 0:
+            raise CollectiveError(
+                f"DataParallel: bucket_size_mb must be positive, got {bucket_size_mb!r}"
+            )
         self.comm = comm if comm is not None else Communicator.world()
         self.buckets = GradientBuckets(self.comm, max(1, int(bucket_size_mb * 2**20)), overlap)
         self.debug = bool(debug)
