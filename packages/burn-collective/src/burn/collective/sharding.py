@@ -84,6 +84,9 @@ class _ShardedDataLoaderEpoch:
 
     def __next__(self) -> Shard:
         if self.index >= len(self.parts):
+            # The inner iterator may not have been asked past its last batch (this rank's part
+            # of the last global batch can be empty): stop its workers now.
+            self.inner.close()
             raise StopIteration
         part, global_items = self.parts[self.index], self.global_sizes[self.index]
         batch = next(self.inner) if part else None
