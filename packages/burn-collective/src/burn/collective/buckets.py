@@ -16,7 +16,8 @@ tensor, which ranged from less than half to five times the bucketed time from ru
 With `overlap=True` each bucket's all-reduce is started without blocking and the next bucket
 is packed while it runs. That can pay where the MPI library progresses non-blocking collectives
 in the background (an asynchronous progress thread); with the mpich wheel on one machine it
-measured no faster than blocking reductions, so it is off by default.
+measured about as fast as blocking reductions (within the run-to-run noise), so it is off by
+default.
 
 Every rank weighs its gradients by its share of the global batch (`items / total items`), so the
 result is the gradient one process would compute over the whole batch with a loss averaged
