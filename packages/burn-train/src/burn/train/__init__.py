@@ -26,7 +26,15 @@ from burn.train.early_stopping import (
     TrainingInterrupter,
 )
 from burn.train.evaluator import Evaluator, EvaluatorBuilder, EvaluatorSummary
-from burn.train.learner import BatchSplitError, Learner, LearnerBuilder, LearnerSummary
+from burn.train.learner import (
+    BatchSplitError,
+    Learner,
+    LearnerBuilder,
+    LearnerSummary,
+    MetricUpdate,
+    SingleProcess,
+    TrainingStrategy,
+)
 from burn.train.logger import (
     Aggregate,
     Direction,
@@ -81,15 +89,18 @@ __all__ = [
     "MetricLogger",
     "MetricState",
     "MetricStore",
+    "MetricUpdate",
     "MetricsRenderer",
     "MultiLabelClassificationOutput",
     "RegressionOutput",
+    "SingleProcess",
     "Split",
     "StoppingCondition",
     "TrainOutput",
     "TrainStep",
     "TrainingInterrupter",
     "TrainingProgress",
+    "TrainingStrategy",
     "TuiMetricsRenderer",
     "ValidStep",
     "default_renderer",

@@ -29,6 +29,7 @@ from burn.train.logger import (
     InMemoryMetricLogger,
     Split,
 )
+from burn.train.learner.strategy import SingleProcess, TrainingStrategy
 from burn.train.metric.base import is_numeric, metric_name
 from burn.train.renderer import default_renderer
 from burn.train.tracking.base import require
@@ -76,6 +77,7 @@ class LearnerBuilder:
         self._summary = False
         self._experiment_loggers: list = []
         self._metric_plots: Path | None = None
+        self._training_strategy: TrainingStrategy = SingleProcess()
 
     # ------------------------------------------------------------------ metrics
     def _add(self, target: list, metric, numeric: bool) -> LearnerBuilder:
@@ -165,6 +167,9 @@ class LearnerBuilder:
     def _make_renderer(self):
         return _RendererShim(self._renderer if self._renderer is not None else default_renderer())
 
+    def _silent_renderer(self):
+        return _RendererShim(object())
+
     def grads_accumulation(self, steps: int) -> LearnerBuilder:
         """Add up the gradients of `steps` batches before each optimizer step (their sum, as
         Burn does: scale the learning rate or the loss for a mean)."""
@@ -197,6 +202,31 @@ class LearnerBuilder:
         """Train on several devices: each batch is split among them and the gradients are
         averaged on the first, which also runs validation."""
         self._devices = list(devices)
+        return self
+
+    def with_training_strategy(self, strategy: TrainingStrategy) -> LearnerBuilder:
+        """Train across processes with `strategy`, e.g. `burn.collective.DataParallel()` under
+        `mpiexec -n N` (default: `SingleProcess()`, this process alone)."""
+        missing = [
+            name
+            for name in (
+                "is_main",
+                "prepare",
+                "train_step",
+                "valid_step",
+                "reduce_metrics",
+                "any_process",
+                "main_decides",
+                "finish",
+            )
+            if not callable(getattr(strategy, name, None))
+        ]
+        if missing:
+            raise TypeError(
+                f"{type(strategy).__name__} is not a training strategy: it lacks "
+                + ", ".join(missing)
+            )
+        self._training_strategy = strategy
         return self
 
     def checkpoint(self, epoch: int) -> LearnerBuilder:

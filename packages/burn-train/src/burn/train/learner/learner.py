@@ -6,6 +6,10 @@ given), step the optimizer with the gradients (every `grads_accumulation` batche
 the item to the training metrics. Then `model.valid()` runs `valid_step` over the validation
 batches. After both, the checkpointing strategy saves and deletes records, and the early
 stopping strategy may end training.
+
+A training strategy (`LearnerBuilder.with_training_strategy`) spreads this over processes: it
+hands each process its shard of the loaders, shares the gradients and metric entries of each
+step, and leaves rendering, logs and checkpoints to the main process (see `strategy.py`).
 """
 
 from __future__ import annotations
@@ -19,8 +23,9 @@ from burn.data import Progress
 from burn.optim import GradientsAccumulator, GradientsParams
 from burn.train.checkpoint import CheckpointError
 from burn.train.learner.split import split_batch
+from burn.train.learner.strategy import MetricUpdate
 from burn.train.learner.summary import LearnerSummary
-from burn.train.logger import MetricStore, Split
+from burn.train.logger import InMemoryMetricLogger, MetricStore, Split
 from burn.train.metric.base import MetricError, MetricMetadata, adapt, metric_name
 from burn.train.output import TrainOutput
 from burn.train.renderer.base import MetricState, TrainingProgress
@@ -77,9 +82,15 @@ class Learner:
         self.model = model
         self.optim = optim
         self.scheduler = scheduler
-        self.store = MetricStore(builder._train_loggers(), builder._valid_loggers())
+        self.training_strategy = builder._training_strategy
+        self.main = self.training_strategy.is_main()
+        if self.main:
+            self.store = MetricStore(builder._train_loggers(), builder._valid_loggers())
+            self.renderer = builder._make_renderer()
+        else:  # other processes keep the entries in memory only, and show nothing
+            self.store = MetricStore([InMemoryMetricLogger()], [InMemoryMetricLogger()])
+            self.renderer = builder._silent_renderer()
         self.metrics = {Split.Train: builder._metrics_train, Split.Valid: builder._metrics_valid}
-        self.renderer = builder._make_renderer()
         self.epoch = 0
         self.stopped_early = False
         self.interrupted = False
@@ -87,7 +98,7 @@ class Learner:
     # ------------------------------------------------------------------ checkpoints
     def _save_checkpoint(self, epoch: int) -> None:
         ckpt = self.b._checkpointers
-        if ckpt is None:
+        if ckpt is None or not self.main:
             return
         actions = self.b._strategy.checkpointing(epoch, self.store)
         for action in actions:
@@ -124,27 +135,35 @@ class Learner:
         log.info("resumed from the checkpoint of epoch %d", epoch)
 
     # ------------------------------------------------------------------ metrics
-    def _update_metrics(self, split: Split, item, metadata: MetricMetadata) -> None:
+    def _update_metrics(self, split: Split, items: list, metadata: MetricMetadata) -> None:
         render = self.renderer.update_train if split is Split.Train else self.renderer.update_valid
-        adapted: dict = {}
-        for registered in self.metrics[split]:
-            metric = registered.metric
-            input_type = getattr(metric, "input_type", None)
-            if input_type not in adapted:
-                adapted[input_type] = adapt(item, input_type)
-            entry = metric.update(adapted[input_type], metadata)
-            self.store.log(split, entry, metadata.epoch)
-            if registered.numeric:
-                render(MetricState(entry, metric.value(), metric.running_value()))
+        updates = []
+        for item in items:
+            adapted: dict = {}
+            for registered in self.metrics[split]:
+                metric = registered.metric
+                input_type = getattr(metric, "input_type", None)
+                if input_type not in adapted:
+                    adapted[input_type] = adapt(item, input_type)
+                entry = metric.update(adapted[input_type], metadata)
+                update = MetricUpdate(registered, entry)
+                if registered.numeric:
+                    update.value, update.running_value = metric.value(), metric.running_value()
+                updates.append(update)
+        for update in self.training_strategy.reduce_metrics(split, updates, metadata):
+            self.store.log(split, update.entry, metadata.epoch)
+            if update.registered.numeric:
+                render(MetricState(update.entry, update.value, update.running_value))
             else:
-                render(MetricState(entry))
+                render(MetricState(update.entry))
 
     def _clear_metrics(self, split: Split) -> None:
         for registered in self.metrics[split]:
             registered.metric.clear()
 
     # ------------------------------------------------------------------ steps
-    def _train_step(self, batch) -> tuple[GradientsParams, list]:
+    def local_train_step(self, batch) -> tuple[GradientsParams, list]:
+        """This process's gradients and items for `batch` (split over its devices, if several)."""
         devices = self.b._devices
         if len(devices) <= 1:
             output = self.model.train_step(batch)
@@ -182,7 +201,7 @@ class Learner:
             for batch in epoch_iter:
                 iteration += 1
                 lr = self.scheduler.step()
-                grads, items = self._train_step(batch)
+                grads, items = self.training_strategy.train_step(self, batch)
                 if accumulator is None:
                     self.model = self.optim.step(lr, self.model, grads)
                 else:
@@ -193,12 +212,11 @@ class Learner:
                         pending = 0
                 progress = epoch_iter.progress()
                 metadata = MetricMetadata(progress, epoch, epoch_total, iteration, float(lr))
-                for item in items:
-                    self._update_metrics(Split.Train, item, metadata)
+                self._update_metrics(Split.Train, items, metadata)
                 self.renderer.render_train(
                     TrainingProgress(progress, epoch, epoch_total, iteration)
                 )
-                if self.b._interrupter.should_stop():
+                if self.training_strategy.any_process(self.b._interrupter.should_stop()):
                     self.interrupted = True
                     break
         finally:
@@ -214,14 +232,14 @@ class Learner:
         try:
             for batch in epoch_iter:
                 iteration += 1
-                item = model.valid_step(batch)
+                items = self.training_strategy.valid_step(model, batch)
                 progress = epoch_iter.progress()
                 metadata = MetricMetadata(progress, epoch, epoch_total, iteration, None)
-                self._update_metrics(Split.Valid, item, metadata)
+                self._update_metrics(Split.Valid, items, metadata)
                 self.renderer.render_valid(
                     TrainingProgress(progress, epoch, epoch_total, iteration)
                 )
-                if self.b._interrupter.should_stop():
+                if self.training_strategy.any_process(self.b._interrupter.should_stop()):
                     self.interrupted = True
                     break
         finally:
@@ -234,13 +252,16 @@ class Learner:
         """Train for the configured epochs and return the trained model (on its autodiff
         backend). `valid_loader` may be None to skip validation."""
         b = self.b
-        installer = b._app_logger
+        installer = b._app_logger if self.main else None
         if installer is not None:
             installer.install()
         epoch_total = b._num_epochs
         start = 1
         self.renderer_started = False
         try:
+            train_loader, valid_loader = self.training_strategy.prepare(
+                self, train_loader, valid_loader
+            )
             if b._checkpoint is not None:
                 self._resume(b._checkpoint, train_loader, valid_loader)
                 start = b._checkpoint + 1
@@ -268,8 +289,8 @@ class Learner:
                 last = epoch
                 self._log_epoch(epoch, time.perf_counter() - began)
                 self._save_checkpoint(epoch)
-                if b._early_stopping is not None and b._early_stopping.should_stop(
-                    epoch, self.store
+                if b._early_stopping is not None and self.training_strategy.main_decides(
+                    b._early_stopping.should_stop(epoch, self.store)
                 ):
                     self.stopped_early = True
                     text = f"early stopping after epoch {epoch}: {b._early_stopping!r}"
@@ -277,16 +298,19 @@ class Learner:
                     _message(self.renderer, text)
                     break
             self.store.flush()
-            end_run(self, "interrupted" if self.interrupted else "finished")
+            self.training_strategy.finish(self)
+            if self.main:
+                end_run(self, "interrupted" if self.interrupted else "finished")
             summary = None
-            if b._summary:
+            if b._summary and self.main:
                 summary = str(self.summary(max(last, self.epoch if self.interrupted else last)))
                 log.info("\n%s", summary)
             _end_renderer(self.renderer, summary)
             return self.model
         except BaseException:
             self.store.flush()
-            end_run(self, "failed")
+            if self.main:
+                end_run(self, "failed")
             _end_renderer(self.renderer, None)
             raise
         finally:

@@ -1,0 +1,145 @@
+"""`Communicator`: the few MPI collectives that data-parallel training needs, on numpy buffers.
+
+A thin layer over an `mpi4py` communicator (the world by default) that keeps MPI's buffer
+interface (no pickling on the training path) and adds what every rank must agree on: its rank,
+the job's size, its index among the ranks of its own machine, and how a failing rank ends the
+whole job instead of leaving the others waiting in a collective.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import traceback
+from typing import Any
+
+import numpy as np
+
+
+def _mpi() -> Any:
+    """`mpi4py.MPI`, imported on first use: importing it initialises MPI, which importing
+    burn.collective alone should not do."""
+    from mpi4py import MPI
+
+    return MPI
+
+
+class Communicator:
+    """The processes of one job: `rank` of `size`, and `local_rank` of `local_size` on this
+    machine (the index that picks this rank's GPU).
+
+    ```python
+    import numpy as np
+    from burn.collective import Communicator
+
+    comm = Communicator.world()
+    grads = np.ones(4, np.float32)
+    comm.all_reduce_sum(grads)  # in place: the sum over every rank
+    assert grads.tolist() == [float(comm.size)] * 4
+    ```
+    """
+
+    def __init__(self, comm: Any = None):
+        MPI = _mpi()
+        self.comm = MPI.COMM_WORLD if comm is None else comm
+        self.rank: int = self.comm.Get_rank()
+        self.size: int = self.comm.Get_size()
+        local = self.comm.Split_type(MPI.COMM_TYPE_SHARED, key=self.rank)
+        self.local_rank: int = local.Get_rank()
+        self.local_size: int = local.Get_size()
+        local.Free()
+
+    @classmethod
+    def world(cls) -> Communicator:
+        """Every process started by `mpiexec`/`srun` (a job of one when run plainly)."""
+        return cls(_mpi().COMM_WORLD)
+
+    # ------------------------------------------------------------------ collectives
+    def all_reduce_sum(self, buffer: np.ndarray) -> np.ndarray:
+        """Sum `buffer` over every rank, in place (blocking)."""
+        MPI = _mpi()
+        self.comm.Allreduce(MPI.IN_PLACE, _contiguous(buffer), op=MPI.SUM)
+        return buffer
+
+    def start_all_reduce_sum(self, buffer: np.ndarray) -> Any:
+        """Start summing `buffer` in place; `request.Wait()` finishes it."""
+        MPI = _mpi()
+        return self.comm.Iallreduce(MPI.IN_PLACE, _contiguous(buffer), op=MPI.SUM)
+
+    def broadcast(self, buffer: np.ndarray, root: int = 0) -> np.ndarray:
+        """`root`'s `buffer` into every rank's `buffer` (same shape and dtype everywhere)."""
+        self.comm.Bcast(_contiguous(buffer), root=root)
+        return buffer
+
+    def all_gather(self, buffer: np.ndarray) -> np.ndarray:
+        """Every rank's `buffer`, stacked along a new first axis (`[size, *buffer.shape]`)."""
+        buffer = np.ascontiguousarray(buffer)
+        out = np.empty((self.size, *buffer.shape), buffer.dtype)
+        self.comm.Allgather(buffer, out)
+        return out
+
+    def any(self, flag: bool) -> bool:
+        """True when `flag` is true on any rank."""
+        return bool(self.comm.allreduce(int(bool(flag)), op=_mpi().MAX))
+
+    def broadcast_flag(self, flag: bool, root: int = 0) -> bool:
+        """`root`'s `flag` on every rank."""
+        value = np.array([1 if flag else 0], np.int8)
+        self.comm.Bcast(value, root=root)
+        return bool(value[0])
+
+    def barrier(self) -> None:
+        self.comm.Barrier()
+
+    def abort(self, code: int = 1) -> None:
+        """End every process of the job now (MPI_Abort): nothing waits in a collective."""
+        self.comm.Abort(code)
+
+    def __repr__(self) -> str:
+        return (
+            f"Communicator(rank={self.rank}, size={self.size}, local_rank={self.local_rank}, "
+            f"local_size={self.local_size})"
+        )
+
+
+def _contiguous(buffer: np.ndarray) -> np.ndarray:
+    if not isinstance(buffer, np.ndarray) or not buffer.flags.c_contiguous:
+        raise TypeError("collectives work in place on a C-contiguous numpy array")
+    return buffer
+
+
+_installed: list[Communicator] = []
+
+
+def abort_on_error(comm: Communicator) -> None:
+    """Make an uncaught exception in any thread of this rank print its traceback and abort the
+    whole job, so a rank that fails does not leave the others waiting in a collective.
+
+    A job of one process keeps Python's normal behaviour. Installing twice is harmless. Ctrl-C
+    under `mpiexec` reaches every rank as `KeyboardInterrupt`, which takes the same path.
+    """
+    if comm.size <= 1 or _installed:
+        return
+    _installed.append(comm)
+    previous = sys.excepthook
+
+    def hook(kind, value, tb) -> None:
+        _report(comm, kind, value, tb)
+        if comm.size > 1:
+            comm.abort(130 if issubclass(kind, KeyboardInterrupt) else 1)
+        previous(kind, value, tb)
+
+    def thread_hook(args) -> None:
+        if args.exc_type is SystemExit:
+            return
+        hook(args.exc_type, args.exc_value, args.exc_traceback)
+
+    sys.excepthook = hook
+    threading.excepthook = thread_hook
+
+
+def _report(comm: Communicator, kind, value, tb) -> None:
+    text = "".join(traceback.format_exception(kind, value, tb))
+    sys.stderr.write(f"[rank {comm.rank} of {comm.size}] {text}")
+    sys.stderr.write(f"[rank {comm.rank} of {comm.size}] aborting the job\n")
+    sys.stderr.flush()

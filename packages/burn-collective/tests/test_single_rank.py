@@ -1,0 +1,69 @@
+"""`DataParallel` in a job of one (plain `python`, no `mpiexec`): the Learner trains exactly as
+with the default strategy, and bad settings are refused."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from burn.backend import Autodiff, NdArray
+from burn.collective import CollectiveError, DataParallel
+from burn.data import DataLoaderBuilder, InMemDataset
+from burn.nn import LinearConfig
+from burn.optim import AdamConfig
+from burn.train import LearnerBuilder
+from burn.train.metric import AccuracyMetric, LossMetric
+
+sys.path.insert(0, str(Path(__file__).parent))
+from toy_job import Batcher, Model, Quiet, blobs  # noqa: E402
+
+B = Autodiff(NdArray)
+
+
+def train(directory: Path, strategy=None):
+    device = B.device()
+    B.seed(0)
+    model = Model(LinearConfig(2, 16).init(device), LinearConfig(16, 3).init(device))
+    loader = DataLoaderBuilder(Batcher()).batch_size(8).shuffle(3).set_device(device)
+    valid = DataLoaderBuilder(Batcher()).batch_size(8).set_device(device.inner)
+    builder = (
+        LearnerBuilder(directory)
+        .metric_train_numeric(LossMetric())
+        .metric_train_numeric(AccuracyMetric())
+        .metric_valid_numeric(AccuracyMetric())
+        .renderer(Quiet())
+        .num_epochs(2)
+    )
+    if strategy is not None:
+        builder = builder.with_training_strategy(strategy)
+    learner = builder.build(model, AdamConfig().init(), 1e-2)
+    return learner.fit(
+        loader.build(InMemDataset(blobs(30, 1))), valid.build(InMemDataset(blobs(13, 2)))
+    )
+
+
+def test_a_job_of_one_trains_like_the_default_strategy(tmp_path):
+    plain = train(tmp_path / "plain")
+    strategy = DataParallel(debug=True)
+    assert (strategy.rank, strategy.size, strategy.is_main()) == (0, 1, True)
+    parallel = train(tmp_path / "parallel", strategy)
+    for (name, a), (_, b) in zip(plain.named_params(), parallel.named_params(), strict=True):
+        np.testing.assert_allclose(
+            a.val().to_data().array, b.val().to_data().array, rtol=1e-6, atol=1e-7, err_msg=name
+        )
+    for log in (
+        "train/epoch-2/Loss.log",
+        "train/epoch-2/Accuracy.log",
+        "valid/epoch-1/Accuracy.log",
+    ):
+        left = np.loadtxt(tmp_path / "plain" / log, delimiter=",", ndmin=2)
+        right = np.loadtxt(tmp_path / "parallel" / log, delimiter=",", ndmin=2)
+        np.testing.assert_allclose(left, right, rtol=1e-6)
+
+
+@pytest.mark.parametrize("size", [0, -1.0])
+def test_bucket_size_must_be_positive(size):
+    with pytest.raises(CollectiveError, match="bucket_size_mb must be positive"):
+        DataParallel(bucket_size_mb=size)
