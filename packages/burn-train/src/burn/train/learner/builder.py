@@ -23,13 +23,13 @@ from burn.optim.lr_scheduler import as_scheduler
 from burn.train.checkpoint import FileCheckpointer, default_strategy
 from burn.train.early_stopping import TrainingInterrupter
 from burn.train.learner.learner import Learner, RegisteredMetric
+from burn.train.learner.strategy import SingleProcess, TrainingStrategy
 from burn.train.logger import (
     FileApplicationLoggerInstaller,
     FileMetricLogger,
     InMemoryMetricLogger,
     Split,
 )
-from burn.train.learner.strategy import SingleProcess, TrainingStrategy
 from burn.train.metric.base import is_numeric, metric_name
 from burn.train.renderer import default_renderer
 from burn.train.tracking.base import require
