@@ -250,7 +250,7 @@ class WgpuBackend(WgpuModuleOps, Backend):
     def _copy(self, t: WgpuTensor, dtype: DType) -> WgpuTensor:
         out = self._like(t, t.shape, dtype)
         n = t.numel
-        info = [n, len(t.shape), *t.shape, *block(t, t.shape), *block(out, out.shape)]
+        info = K.COPY.pack(n=n, shape=t.shape, src=block(t, t.shape), dst=block(out, out.shape))
         t.rt.launch(K.copy(t.dtype, dtype), ("r", "rw"), (t.handle, out.handle), info, _groups(n))
         return out
 
@@ -259,7 +259,8 @@ class WgpuBackend(WgpuModuleOps, Backend):
         n = src.numel
         if n == 0:
             return
-        info = [n, len(src.shape), *src.shape, *block(src, src.shape), 0, offset, *strides]
+        region = [0, offset, *strides]
+        info = K.COPY.pack(n=n, shape=src.shape, src=block(src, src.shape), dst=region)
         src.rt.launch(
             K.copy(src.dtype, dst.dtype), ("r", "rw"), (src.handle, dst.handle), info, _groups(n)
         )
@@ -367,9 +368,8 @@ class WgpuBackend(WgpuModuleOps, Backend):
         device = device if isinstance(device, WgpuDevice) else WgpuDevice.BestAvailable
         out = self._empty(tuple(shape), dtype, device, runtime_for(device))
         n = out.numel
-        out.rt.launch(
-            K.fill(dtype), ("rw",), (out.handle,), [n, scalar_bits(value, dtype)], _groups(n)
-        )
+        info = K.FILL.pack(n=n, value=scalar_bits(value, dtype))
+        out.rt.launch(K.fill(dtype), ("rw",), (out.handle,), info, _groups(n))
         return out
 
     def scalar_like(self, p: WgpuTensor, value):
@@ -380,7 +380,7 @@ class WgpuBackend(WgpuModuleOps, Backend):
         n = len(range(start, end, step))
         device = device if isinstance(device, WgpuDevice) else WgpuDevice.BestAvailable
         out = self._empty((n,), dtype, device, runtime_for(device))
-        info = [n, start & 0xFFFFFFFF, step & 0xFFFFFFFF]
+        info = K.ARANGE.pack(n=n, start=start & 0xFFFFFFFF, step=step & 0xFFFFFFFF)
         out.rt.launch(K.arange(dtype), ("rw",), (out.handle,), info, _groups(n))
         return out
 
@@ -407,13 +407,14 @@ class WgpuBackend(WgpuModuleOps, Backend):
         device = device if isinstance(device, WgpuDevice) else WgpuDevice.BestAvailable
         out = self._empty(tuple(shape), dtype, device, runtime_for(device))
         n = out.numel
-        info = [
-            n,
-            self._counter & 0xFFFFFFFF,
-            *self._seed,
-            scalar_bits(p0, DType.F32),
-            scalar_bits(p1, DType.F32),
-        ]
+        info = K.RANDOM.pack(
+            n=n,
+            counter=self._counter & 0xFFFFFFFF,
+            key0=self._seed[0],
+            key1=self._seed[1],
+            p0=scalar_bits(p0, DType.F32),
+            p1=scalar_bits(p1, DType.F32),
+        )
         self._counter += n
         out.rt.launch(K.random(kind, dtype), ("rw",), (out.handle,), info, _groups(n))
         return out
@@ -437,17 +438,15 @@ class WgpuBackend(WgpuModuleOps, Backend):
         idx = self._index(indices)
         out = self._like(p, idx.shape)
         n = out.numel
-        rank = len(idx.shape)
-        info = [
-            n,
-            rank,
-            *idx.shape,
-            *block(idx, idx.shape),
-            p.offset,
-            *p.strides,
-            dim,
-            p.shape[dim],
-        ]
+        info = K.GATHER.pack(
+            n=n,
+            shape=idx.shape,
+            idx=block(idx, idx.shape),
+            p_offset=p.offset,
+            p_strides=p.strides,
+            dim=dim,
+            dim_size=p.shape[dim],
+        )
         p.rt.launch(
             K.gather(p.dtype),
             ("r", "r", "rw"),
@@ -463,13 +462,17 @@ class WgpuBackend(WgpuModuleOps, Backend):
         idx = self._index(indices)
         out = self._like(p, p.shape)
         n = out.numel
-        rank = len(p.shape)
-        vstrides = block(values, idx.shape)[2:]
-        info = [
-            n, rank, *p.shape, *block(p, p.shape),
-            *idx.shape, idx.offset, *idx.strides,
-            values.offset, *vstrides, dim,
-        ]  # fmt: skip
+        info = K.SCATTER_ADD.pack(
+            n=n,
+            shape=p.shape,
+            p=block(p, p.shape),
+            idx_shape=idx.shape,
+            idx_offset=idx.offset,
+            idx_strides=idx.strides,
+            v_offset=values.offset,
+            v_strides=block(values, idx.shape)[2:],
+            dim=dim,
+        )
         handles = (p.handle, idx.handle, values.handle, out.handle)
         source = K.scatter_add(p.dtype)
         access = ("r", "r", "r", "rw")
@@ -488,7 +491,9 @@ class WgpuBackend(WgpuModuleOps, Backend):
         shape = broadcast_shape(p.shape, mask.shape, value.shape)
         out = self._like(p, shape)
         n = out.numel
-        info = [n, len(shape), *shape, *block(p, shape), *block(mask, shape), *block(value, shape)]
+        info = K.MASK_WHERE.pack(
+            n=n, shape=shape, p=block(p, shape), mask=block(mask, shape), value=block(value, shape)
+        )
         handles = (p.handle, mask.handle, value.handle, out.handle)
         p.rt.launch(K.mask_where(p.dtype), ("r", "r", "r", "rw"), handles, info, _groups(n))
         return out
@@ -499,10 +504,10 @@ class WgpuBackend(WgpuModuleOps, Backend):
         n = out.numel
         if n % 4 == 0 and _vec_ok(p, p.shape):
             source = K.unary_vec4(op, p.dtype)
-            info = [n // 4, p.offset // 4]
+            info = K.UNARY_VEC4.pack(n=n // 4, a_offset=p.offset // 4)
             p.rt.launch(source, ("r", "rw"), (p.handle, out.handle), info, _groups(n // 4))
             return out
-        info = [n, len(p.shape), *p.shape, *block(p, p.shape)]
+        info = K.UNARY.pack(n=n, shape=p.shape, a=block(p, p.shape))
         p.rt.launch(K.unary(op, p.dtype), ("r", "rw"), (p.handle, out.handle), info, _groups(n))
         return out
 
@@ -510,10 +515,10 @@ class WgpuBackend(WgpuModuleOps, Backend):
         shape = broadcast_shape(lhs.shape, rhs.shape)
         source = K.binary(op, lhs.dtype, False)
         _, is_bool = K.binary_expr(op, lhs.dtype)
-        out = self._like(lhs, shape, DType.BOOL if is_bool or op in K._CMP else lhs.dtype)
+        out = self._like(lhs, shape, DType.BOOL if is_bool else lhs.dtype)
         n = out.numel
         if n % 4 == 0 and _vec_ok(lhs, shape) and _vec_ok(rhs, shape):
-            info = [n // 4, lhs.offset // 4, rhs.offset // 4]
+            info = K.BINARY_VEC4.pack(n=n // 4, a_offset=lhs.offset // 4, b_offset=rhs.offset // 4)
             lhs.rt.launch(
                 K.binary_vec4(op, lhs.dtype, False),
                 ("r", "r", "rw"),
@@ -522,7 +527,7 @@ class WgpuBackend(WgpuModuleOps, Backend):
                 _groups(n // 4),
             )
             return out
-        info = [n, len(shape), *shape, *block(lhs, shape), *block(rhs, shape)]
+        info = K.BINARY.pack(n=n, shape=shape, a=block(lhs, shape), b=block(rhs, shape))
         lhs.rt.launch(
             source, ("r", "r", "rw"), (lhs.handle, rhs.handle, out.handle), info, _groups(n)
         )
@@ -532,16 +537,18 @@ class WgpuBackend(WgpuModuleOps, Backend):
         shape = p.shape
         source = K.binary(op, p.dtype, True)
         _, is_bool = K.binary_expr(op, p.dtype)
-        out = self._like(p, shape, DType.BOOL if is_bool or op in K._CMP else p.dtype)
+        out = self._like(p, shape, DType.BOOL if is_bool else p.dtype)
         n = out.numel
         if n % 4 == 0 and _vec_ok(p, shape):
-            info = [n // 4, p.offset // 4, scalar_bits(value, p.dtype)]
+            info = K.BINARY_SCALAR_VEC4.pack(
+                n=n // 4, a_offset=p.offset // 4, b=scalar_bits(value, p.dtype)
+            )
             source = K.binary_vec4(op, p.dtype, True)
             p.rt.launch(source, ("r", "rw"), (p.handle, out.handle), info, _groups(n // 4))
             return out
-        rank = len(shape)
-        info = [n, rank, *shape, *block(p, shape), 0, 0, *([0] * rank)]
-        info[4 + 2 * rank] = scalar_bits(value, p.dtype)
+        info = K.BINARY_SCALAR.pack(
+            n=n, shape=shape, a=block(p, shape), b=scalar_bits(value, p.dtype)
+        )
         p.rt.launch(source, ("r", "rw"), (p.handle, out.handle), info, _groups(n))
         return out
 
@@ -606,10 +613,17 @@ class WgpuBackend(WgpuModuleOps, Backend):
         chunk_len = -(-length // chunks)
         if vec:
             chunk_len = -(-chunk_len // 4) * 4
-        info = [
-            rows, length, chunk_len, chunks, len(other),
-            *other, p.offset, *ostrides, p.strides[dim], divisor,
-        ]  # fmt: skip
+        info = K.REDUCE.pack(
+            rows=rows,
+            length=length,
+            chunk_len=chunk_len,
+            chunks=chunks,
+            shape=other,
+            offset=p.offset,
+            strides=ostrides,
+            step=p.strides[dim],
+            divisor=divisor,
+        )
         mean = op == "mean"
         kernel_op = "sum" if mean else op
         source = K.reduce(kernel_op, p.dtype, serial, vec, wg, mean and chunks == 1)
@@ -658,7 +672,17 @@ class WgpuBackend(WgpuModuleOps, Backend):
         batches = math.prod(batch)
         ab = block(lhs, (*batch, m, k))[2:]
         bb = block(rhs, (*batch, k, n))[2:]
-        info = [m, n, k, batches, len(batch), *batch, lhs.offset, *ab, rhs.offset, *bb]
+        info = K.MATMUL.pack(
+            m=m,
+            n=n,
+            k=k,
+            batches=batches,
+            batch_shape=batch,
+            a_offset=lhs.offset,
+            a_strides=ab,
+            b_offset=rhs.offset,
+            b_strides=bb,
+        )
         col_tiles = -(-n // bn)
         total = -(-m // bm) * batches
         gy = min(total, lhs.rt.max_groups)
@@ -696,13 +720,14 @@ class WgpuBackend(WgpuModuleOps, Backend):
         self._write_region(vals, v, 0, vals.strides)
         idx = self._like(p, (*lead, size), DType.I32)
         total = rows * size
-        p.rt.launch(K.iota_rows(), ("rw",), (idx.handle,), [total, size], _groups(total))
+        info = K.IOTA_ROWS.pack(n=total, cols=size)
+        p.rt.launch(K.iota_rows(), ("rw",), (idx.handle,), info, _groups(total))
         source = K.bitonic_step(p.dtype, descending)
         k = 2
         while k <= size:
             j = k // 2
             while j >= 1:
-                info = [total // 2, size, n, k, j]
+                info = K.BITONIC_STEP.pack(n=total // 2, padded=size, length=n, k=k, j=j)
                 p.rt.launch(
                     source, ("rw", "rw"), (vals.handle, idx.handle), info, _groups(total // 2)
                 )

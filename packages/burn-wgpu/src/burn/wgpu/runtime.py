@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from burn.tensor.errors import OutOfRangeError
 from burn.wgpu.device import ADAPTER_TYPES, WgpuDevice
+from burn.wgpu.kernels.indexing import GATHER_ERROR, SCATTER_ERROR
 
 import wgpu
 
@@ -43,7 +44,10 @@ MAX_BIND_GROUPS = 8192
 
 
 # What index kernels write into the runtime's error word when an index is out of range.
-INDEX_ERROR_OPS = {1: "gather (or an op built on it: select, take, embedding)", 2: "scatter_add"}
+INDEX_ERROR_OPS = {
+    GATHER_ERROR: "gather (or an op built on it: select, take, embedding)",
+    SCATTER_ERROR: "scatter_add",
+}
 
 
 class NoAdapterError(RuntimeError):
