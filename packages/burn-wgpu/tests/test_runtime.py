@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from burn.tensor import DType, DTypeError, Tensor, TensorData
 from burn.wgpu import Wgpu, WgpuDevice, autotune
-from burn.wgpu.runtime import BufferPool, size_class
+from burn.wgpu.pool import BufferPool, size_class
 
 
 def t(values, dtype=None):
@@ -224,7 +224,7 @@ def test_probing_adapters_prints_nothing_on_a_headless_machine():
 def test_stderr_filter_keeps_everything_but_probe_noise():
     code = (
         "import os\n"
-        "from burn.wgpu.runtime import _native_stderr_filtered\n"
+        "from burn.wgpu.adapters import _native_stderr_filtered\n"
         "with _native_stderr_filtered():\n"
         "    os.write(2, b'error: XDG_RUNTIME_DIR is invalid or not set\\nreal trouble\\n')\n"
     )

@@ -9,8 +9,10 @@ device = Wgpu.device()  # WgpuDevice.BestAvailable
 from burn.wgpu.backend import Wgpu, WgpuBackend, WgpuTensor
 from burn.wgpu.custom import KernelSource, WorkGroup, build_info, empty, into_contiguous, launch
 from burn.wgpu.device import WgpuDevice
+from burn.wgpu.pool import DeviceMemoryError
 
 __all__ = [
+    "DeviceMemoryError",
     "KernelSource",
     "Wgpu",
     "WgpuBackend",

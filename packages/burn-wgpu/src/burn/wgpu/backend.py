@@ -181,23 +181,10 @@ class WgpuBackend(WgpuModuleOps, Backend):
         return WgpuDevice.BestAvailable
 
     def devices(self) -> list[WgpuDevice]:
-        from burn.wgpu.runtime import enumerate_adapters
+        """The devices of every native adapter this machine has (OpenGL duplicates left out)."""
+        from burn.wgpu.adapters import adapter_devices
 
-        found, counts = [], {}
-        for adapter in enumerate_adapters():
-            if adapter.info.get("backend_type") == "OpenGL":
-                continue
-            kind = {
-                "DiscreteGPU": "DiscreteGpu",
-                "IntegratedGPU": "IntegratedGpu",
-                "VirtualGPU": "VirtualGpu",
-                "CPU": "Cpu",
-            }.get(adapter.info.get("adapter_type"))
-            if kind is None:
-                continue
-            i = counts[kind] = counts.get(kind, -1) + 1
-            found.append(WgpuDevice.Cpu if kind == "Cpu" and i == 0 else WgpuDevice(kind, i))
-        return found or [WgpuDevice.BestAvailable]
+        return adapter_devices() or [WgpuDevice.BestAvailable]
 
     def priority(self) -> int:
         """10 on a discrete GPU, 1 on an integrated one; -1 (never default) on software.

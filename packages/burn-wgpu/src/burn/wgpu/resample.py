@@ -22,7 +22,8 @@ from collections.abc import Callable, Hashable
 
 import numpy as np
 from burn.wgpu.kernels.resampling import NO_TAP, RESAMPLE
-from burn.wgpu.runtime import Handle, Runtime
+from burn.wgpu.pool import Handle
+from burn.wgpu.runtime import Runtime
 
 MAX_TABLES = 256  # uploaded tables kept per runtime (a few hundred bytes each)
 
