@@ -11,11 +11,10 @@ import gc
 
 import numpy as np
 import pytest
+import wgpu
 from burn.tensor import BurnError, Tensor
 from burn.wgpu import DeviceMemoryError, Wgpu
 from burn.wgpu.pool import BufferPool
-
-import wgpu
 
 
 class RefusingDevice:

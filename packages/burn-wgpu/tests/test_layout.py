@@ -1,0 +1,161 @@
+"""`InfoLayout`: the one declaration of a kernel's info words. Packing by name is checked on
+the host; that the emitted WGSL accessors read back exactly what `pack` wrote is checked on
+the device, for every layout the kernels declare."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from burn.tensor import BurnError, DType
+from burn.wgpu import Wgpu
+from burn.wgpu import kernels as K
+from burn.wgpu.kernels.layout import Dims, InfoLayout, InfoLayoutError, Strided, Word
+from burn.wgpu.kernels.wgsl import header
+
+EXAMPLE = InfoLayout(
+    "example",
+    Word("n"),
+    Word("rank"),
+    Dims("shape"),
+    Strided("a"),
+    Dims("strides", extra=2),
+    Word("value"),
+)
+
+LAYOUTS = sorted(
+    (v for v in vars(K).values() if isinstance(v, InfoLayout)), key=lambda layout: layout.name
+)
+
+
+def test_pack_puts_each_field_where_the_declaration_says():
+    words = EXAMPLE.pack(n=6, shape=(2, 3), a=(0, 5, 3, 1), strides=(9, 8, 7, 6), value=42)
+    assert words == [6, 2, 2, 3, 0, 5, 3, 1, 9, 8, 7, 6, 42]
+    explicit = EXAMPLE.pack(
+        n=6, rank=2, shape=(2, 3), a=(0, 5, 3, 1), strides=(9, 8, 7, 6), value=42
+    )
+    assert explicit == words  # the rank word, left out, is the first per-dim field's length
+    assert EXAMPLE.starts == {
+        "n": (0, 0),
+        "rank": (1, 0),
+        "shape": (2, 0),
+        "a": (2, 1),
+        "strides": (4, 2),
+        "value": (6, 3),
+    }
+
+
+@pytest.mark.parametrize(
+    "words, message",
+    [
+        (dict(n=1, shape=(2,), a=(1, 0, 1), strides=(1, 1, 1)), r"missing \['value'\]"),
+        (dict(n=1, shape=(2,), a=(1, 0, 1), strides=(1, 1, 1), value=0, b=3), r"unknown \['b'\]"),
+        (dict(n=1, shape=(2,), a=(1, 0), strides=(1, 1, 1), value=0), "a has 2 words, expected 3"),
+        (dict(n=1, rank=2, shape=(2,), a=(1, 0, 1), strides=(1, 1, 1), value=0), "shape has 1"),
+        (dict(n=1, shape=(2,), a=(1, 0, 1), strides=(1, 1), value=0), r"expected 3 \(rank 1 \+ 2"),
+        (dict(n=1, shape=3, a=(1, 0, 1), strides=(1, 1, 1), value=0), "has no len"),
+    ],
+)
+def test_pack_names_the_layout_and_the_field_that_is_wrong(words, message):
+    with pytest.raises(InfoLayoutError, match=message) as caught:
+        EXAMPLE.pack(**words)
+    assert isinstance(caught.value, BurnError)
+    assert "info layout example" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        ((Word("n"), Dims("shape"), Word("rank")), "must come before every per-dim field"),
+        ((Word("n"), Dims("shape")), "must come before"),
+        ((Word("rank"), Strided("a", over="size")), "read over 'size'"),
+        ((Word("rank"), Word("rank")), "duplicate"),
+        ((Word("rank"), Word("class")), "plain identifiers"),
+        ((Word("rank"), Word("_hidden")), "plain identifiers"),
+    ],
+)
+def test_bad_declarations_are_refused(fields, message):
+    with pytest.raises(InfoLayoutError, match=message):
+        InfoLayout("bad", *fields)
+
+
+def test_the_wgsl_accessors_read_each_field_from_its_start():
+    source = EXAMPLE.wgsl()
+    assert "// info words (example): n, rank, shape[rank]," in source
+    assert "fn info_n() -> u32 { return info[0u]; }" in source
+    assert "fn info_shape(d: u32) -> u32 { return info[2u + d]; }" in source
+    assert "fn info_a_offset() -> u32 { return info[2u + info[1u] + 1u]; }" in source
+    assert "fn info_a_strides_at() -> u32 { return 4u + info[1u]; }" in source
+    assert "fn info_strides_at() -> u32 { return 4u + 2u * info[1u]; }" in source
+    assert "fn info_value() -> u32 { return info[6u + 3u * info[1u]]; }" in source
+    # A layout without per-dim fields reads constants only.
+    assert "fn info_value() -> u32 { return info[1u]; }" in K.FILL.wgsl()
+    assert K.FILL.wgsl() is K.FILL.wgsl()  # emitted once
+
+
+def _sample(layout: InfoLayout, rank: int) -> dict:
+    """Distinct values for every field (`rank` dims), so a misplaced read shows."""
+    words, counter = {}, iter(range(100, 10_000))
+    for f in layout.fields:
+        if f.name == layout.rank:
+            words[f.name] = rank
+        elif isinstance(f, Word):
+            words[f.name] = next(counter)
+        elif isinstance(f, Dims):
+            words[f.name] = [next(counter) for _ in range(rank + f.extra)]
+        else:
+            words[f.name] = [0] + [next(counter) for _ in range(rank + 1)]
+    return words
+
+
+def _read_back(layout: InfoLayout, words: dict) -> list[str]:
+    """WGSL statements writing every field, through its accessors, to `out` in pack order."""
+    reads = []
+    for f in layout.fields:
+        if isinstance(f, Word):
+            reads.append(f"info_{f.name}()")
+        elif isinstance(f, Dims):
+            reads += [f"info_{f.name}({d}u)" for d in range(len(words[f.name]))]
+        else:
+            flag = f"info[info_{f.name}_strides_at() - 2u]"
+            strides = [f"info_{f.name}_strides({d}u)" for d in range(len(words[f.name]) - 2)]
+            reads += [flag, f"info_{f.name}_offset()", *strides]
+    return [f"    out[{i}] = {read};" for i, read in enumerate(reads)]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=lambda layout: layout.name)
+def test_every_kernel_layout_reads_back_what_pack_wrote(layout):
+    rt = Wgpu.runtime()
+    for rank in (1, 3):
+        words = _sample(layout, rank)
+        packed = layout.pack(**words)
+        source = (
+            header(layout, [("out", "u32", "rw")])
+            + "@compute @workgroup_size(1)\nfn main() {\n"
+            + "\n".join(_read_back(layout, words))
+            + "\n}\n"
+        )
+        out = Wgpu._empty((len(packed),), DType.I32, Wgpu.device(), rt)
+        rt.launch(source, ("rw",), (out.handle,), packed, 1)
+        np.testing.assert_array_equal(Wgpu.into_data(out).array, packed)
+
+
+def test_a_strided_operand_index_follows_its_strides_or_its_offset():
+    layout = InfoLayout("index", Word("n"), Word("rank"), Dims("shape"), Strided("a"))
+    source = (
+        header(layout, [("out", "u32", "rw")])
+        + "@compute @workgroup_size(1)\nfn main() {\n"
+        + "    for (var i = 0u; i < info_n(); i = i + 1u) { out[i] = info_a_index(i); }\n}\n"
+    )
+    rt = Wgpu.runtime()
+    cases = [
+        ((2, 3), [0, 7, 1, 2]),  # a transposed [3, 2] view at offset 7
+        ((2, 3), [0, 0, 0, 1]),  # a row broadcast over dim 0
+        ((2, 3), [1, 5, 3, 1]),  # contiguous from offset 5
+    ]
+    for shape, block in cases:
+        n = int(np.prod(shape))
+        out = Wgpu._empty((n,), DType.I32, Wgpu.device(), rt)
+        rt.launch(source, ("rw",), (out.handle,), layout.pack(n=n, shape=shape, a=block), 1)
+        coords = np.indices(shape).reshape(len(shape), -1)
+        expected = block[1] + (np.asarray(block[2:])[:, None] * coords).sum(0)
+        np.testing.assert_array_equal(Wgpu.into_data(out).array, expected)
