@@ -11,7 +11,7 @@ import pytest
 from burn.tensor import DType, TensorData
 from burn.wgpu import Wgpu, autotune
 from burn.wgpu import kernels as K
-from burn.wgpu.backend import _vec_layout
+from burn.wgpu.matmul_ops import _vec_layout
 
 
 def up(array, dtype=np.float32):

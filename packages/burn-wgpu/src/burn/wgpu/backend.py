@@ -1,14 +1,13 @@
-"""`Wgpu`: the WebGPU backend. Tensors are GPU buffers plus a strided view; ops are WGSL kernels.
+"""`Wgpu`: the WebGPU backend. Tensors are GPU buffers plus a strided view (`WgpuTensor`, in
+`primitive.py`); ops are WGSL kernels (`kernels/`).
 
-A primitive (`WgpuTensor`) is a pooled buffer handle with shape, element strides, an element
-offset and a dtype, so permute, expand, slice and reshape of contiguous data are views that copy
-nothing. Kernels read strided operands directly; results are always fresh contiguous buffers.
-Nothing here waits for the GPU except `into_data`.
+This module holds data movement, layout, creation, indexing and the elementwise ops; the other
+op groups are mixins of their own: reductions (`reduce_ops.py`), matmul (`matmul_ops.py`) and
+the module ops (`module_ops.py`). Nothing here waits for the GPU except `into_data`.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 import struct
 
@@ -17,84 +16,18 @@ from burn.backend import Backend, Capabilities
 from burn.tensor import DType, TensorData
 from burn.tensor.distribution import Bernoulli, Normal, Uniform, _Default
 from burn.tensor.errors import DTypeError, OutOfRangeError
-from burn.wgpu import autotune
 from burn.wgpu import kernels as K
 from burn.wgpu.device import WgpuDevice
+from burn.wgpu.matmul_ops import WgpuMatmulOps
 from burn.wgpu.module_ops import WgpuModuleOps
-from burn.wgpu.runtime import Handle, Runtime, runtime_for
+from burn.wgpu.primitive import WgpuTensor, block, broadcast_shape, row_major
+from burn.wgpu.reduce_ops import WgpuReduceOps
+from burn.wgpu.runtime import Runtime, runtime_for
 
 BASE_DTYPES = frozenset({DType.F32, DType.I32, DType.BOOL})
 # How the host stores each dtype's buffer words.
 HOST = {DType.F32: np.float32, DType.F16: np.float16, DType.I32: np.int32, DType.BOOL: np.uint32}
 HOST_COPY_LIMIT = 1 << 16  # keep host values of small uploads (index checks, cheap reads)
-
-
-def row_major(shape) -> tuple[int, ...]:
-    """The contiguous strides of `shape` (memoized: every new tensor and view asks)."""
-    return _row_major(tuple(shape))
-
-
-@functools.lru_cache(maxsize=4096)
-def _row_major(shape: tuple[int, ...]) -> tuple[int, ...]:
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= n
-    return tuple(reversed(strides))
-
-
-class WgpuTensor:
-    """A strided view of a pooled GPU buffer. Buffers are never written after creation."""
-
-    __slots__ = ("handle", "shape", "strides", "offset", "dtype", "device", "rt", "host")
-
-    def __init__(
-        self, handle: Handle, shape, strides, offset: int, dtype: DType, device, rt, host=None
-    ):
-        self.handle = handle
-        self.shape = tuple(map(int, shape))
-        self.strides = tuple(map(int, strides))
-        self.offset = int(offset)
-        self.dtype = dtype
-        self.device = device
-        self.rt = rt
-        self.host = host
-
-    @property
-    def numel(self) -> int:
-        return math.prod(self.shape)
-
-    def is_contiguous(self) -> bool:
-        if self.strides == row_major(self.shape):
-            return True
-        return all(
-            n == 1 or s == e
-            for n, s, e in zip(self.shape, self.strides, row_major(self.shape), strict=True)
-        )
-
-    def view(self, shape, strides, offset) -> WgpuTensor:
-        return WgpuTensor(self.handle, shape, strides, offset, self.dtype, self.device, self.rt)
-
-    def __repr__(self) -> str:
-        shape, strides = list(self.shape), list(self.strides)
-        return f"WgpuTensor(shape={shape}, dtype={self.dtype.value}, strides={strides})"
-
-
-def block(t: WgpuTensor, shape) -> list[int]:
-    """The info block `[contiguous flag, offset, strides...]` reading `t` broadcast to `shape`."""
-    strides = [
-        0 if n == 1 and m != 1 else s for n, m, s in zip(t.shape, shape, t.strides, strict=True)
-    ]
-    flag = int(tuple(t.shape) == tuple(shape) and t.is_contiguous())
-    return [flag, t.offset, *strides]
-
-
-def broadcast_shape(*shapes) -> tuple[int, ...]:
-    out = []
-    for dims in zip(*shapes, strict=True):
-        big = [n for n in dims if n != 1]
-        out.append(big[0] if big else 1)
-    return tuple(out)
 
 
 def scalar_bits(value, dtype: DType) -> int:
@@ -123,33 +56,7 @@ def _vec_ok(t: WgpuTensor, shape) -> bool:
     )
 
 
-def _vec_layout(lhs: WgpuTensor, rhs: WgpuTensor, batch, m: int, n: int, k: int):
-    """(A contiguous along k?, B contiguous along k?) when the vec4 matmul can read both
-    operands as they are, else None."""
-    if k % 4 or n % 4:
-        return None
-    ab = block(lhs, (*batch, m, k))
-    bb = block(rhs, (*batch, k, n))
-    a_off, a_batch, (a_rs, a_cs) = ab[1], ab[2:-2], ab[-2:]
-    b_off, b_batch, (b_rs, b_cs) = bb[1], bb[2:-2], bb[-2:]
-    if a_off % 4 or b_off % 4 or any(s % 4 for s in (*a_batch, *b_batch)):
-        return None
-    if a_cs == 1 and a_rs % 4 == 0:
-        a_k = True
-    elif a_rs == 1 and a_cs % 4 == 0 and m % 4 == 0:
-        a_k = False
-    else:
-        return None
-    if b_cs == 1 and b_rs % 4 == 0:
-        b_k = False
-    elif b_rs == 1 and b_cs % 4 == 0:
-        b_k = True
-    else:
-        return None
-    return a_k, b_k
-
-
-class WgpuBackend(WgpuModuleOps, Backend):
+class WgpuBackend(WgpuReduceOps, WgpuMatmulOps, WgpuModuleOps, Backend):
     """The WebGPU backend. Use the `Wgpu` instance."""
 
     name = "wgpu"
@@ -538,157 +445,6 @@ class WgpuBackend(WgpuModuleOps, Backend):
         )
         p.rt.launch(source, ("r", "rw"), (p.handle, out.handle), info, _groups(n))
         return out
-
-    def mean_dim(self, p: WgpuTensor, dim: int):
-        """Float means divide inside the reduction kernel (one launch, not a sum and a divide)."""
-        if not p.dtype.is_float:
-            return super().mean_dim(p, dim)
-        return self.reduce("mean", p, dim)
-
-    def reduce(self, op: str, p: WgpuTensor, dim: int):
-        """`op` (sum, prod, max, min, argmax, argmin, or mean for floats) along `dim`."""
-        shape = p.shape
-        length = shape[dim]
-        out_shape = shape[:dim] + (1,) + shape[dim + 1 :]
-        out_dtype = DType.I32 if op in ("argmax", "argmin") else p.dtype
-        if length == 0:
-            identity = {"sum": 0, "prod": 1, "mean": float("nan")}.get(op, 0)
-            return self.full(out_shape, identity, out_dtype, p.device)
-        out = self._like(p, out_shape, out_dtype)
-        rows = out.numel
-        vec = self._reduce_vec_ok(op, p, dim)
-        contiguous = p.strides[dim] == 1
-        cfg = autotune.reduce_config(p.rt, op, p.dtype, rows, length, contiguous, vec)
-        if cfg is None:  # first of its shape class on this device: tuning computes `out`
-            key = autotune.reduce_class(op, p.dtype, rows, length, contiguous, vec)
-            candidates = autotune.reduce_candidates(p.rt, op, rows, length)
-            autotune.tune_reduce(
-                p.rt, key, candidates, lambda cfg: self._reduce_into(op, p, dim, out, cfg)
-            )
-        else:
-            self._reduce_into(op, p, dim, out, cfg)
-        return out
-
-    @staticmethod
-    def _reduce_vec_ok(op: str, p: WgpuTensor, dim: int) -> bool:
-        """Whether a value reduction can read rows as vec4s (contiguous, 16-byte aligned)."""
-        return (
-            op not in ("argmax", "argmin")
-            and p.dtype in K.VEC_DTYPES
-            and p.strides[dim] == 1
-            and p.shape[dim] % 4 == 0
-            and p.offset % 4 == 0
-            and all(s % 4 == 0 for d, s in enumerate(p.strides) if d != dim)
-        )
-
-    def _reduce_into(
-        self, op: str, p: WgpuTensor, dim: int, out: WgpuTensor, cfg, divide_by: int = 0
-    ) -> None:
-        """Reduce `p` along `dim` into the contiguous `out` with strategy `cfg` (see
-        `autotune.REDUCE_CANDIDATES`): a thread per row, a tree per row, or a tree per chunk of
-        a row followed by a second pass over the partial results. A mean sums, and divides by
-        `divide_by` (default: the length reduced) in its last pass."""
-        mode, wg, chunk = cfg
-        serial = mode == 0
-        length = p.shape[dim]
-        other = p.shape[:dim] + p.shape[dim + 1 :]
-        ostrides = p.strides[:dim] + p.strides[dim + 1 :]
-        rows = out.numel
-        vec = not serial and self._reduce_vec_ok(op, p, dim)
-        chunks = 1 if serial or not chunk else min(1024, -(-length // chunk))
-        divisor = divide_by or length
-        chunk_len = -(-length // chunks)
-        if vec:
-            chunk_len = -(-chunk_len // 4) * 4
-        info = K.REDUCE.pack(
-            rows=rows,
-            length=length,
-            chunk_len=chunk_len,
-            chunks=chunks,
-            shape=other,
-            offset=p.offset,
-            strides=ostrides,
-            step=p.strides[dim],
-            divisor=divisor,
-        )
-        mean = op == "mean"
-        kernel_op = "sum" if mean else op
-        source = K.reduce(kernel_op, p.dtype, serial, vec, wg, mean and chunks == 1)
-        if chunks == 1:
-            groups = -(-rows // wg) if serial else rows
-            p.rt.launch(source, ("r", "rw"), (p.handle, out.handle), info, groups)
-            return
-        partial = self._like(p, (rows, chunks), out.dtype)
-        p.rt.launch(source, ("r", "rw"), (p.handle, partial.handle), info, rows * chunks)
-        second = autotune.reduce_heuristic(op, rows, chunks)
-        self._reduce_into(op, partial, 1, self.reshape(out, (rows, 1)), second, divisor)
-
-    def matmul(self, lhs: WgpuTensor, rhs: WgpuTensor):
-        a, b = lhs.shape, rhs.shape
-        m, k, n = a[-2], a[-1], b[-1]
-        batch = broadcast_shape(a[:-2], b[:-2])
-        out = self._like(lhs, (*batch, m, n))
-        batches = math.prod(batch)
-        if out.numel == 0:
-            return out
-        if k == 0:
-            return self.full(out.shape, 0, lhs.dtype, lhs.device)
-        layout = None
-        if lhs.dtype is DType.F32 and 2 * m * n * k * batches >= autotune.VEC_MIN_FLOPS:
-            layout = _vec_layout(lhs, rhs, batch, m, n, k)
-            if layout is None:
-                # Copying a strided operand costs O(size); the vec4 kernel saves far more.
-                lhs, rhs = self.contiguous(lhs), self.contiguous(rhs)
-                layout = _vec_layout(lhs, rhs, batch, m, n, k)
-        variant = autotune.variant(layout, m, n, k)
-        cfg = autotune.matmul_config(self, lhs.rt, lhs.dtype, m, n, k, batches, variant)
-        if cfg is None:  # first of its shape class on this device: tuning computes `out`
-            autotune.tune(self, lhs.rt, lhs.dtype, lhs, rhs, out, batch, m, n, k, layout)
-        else:
-            self._matmul_launch(lhs, rhs, out, batch, cfg, layout)
-        return out
-
-    def _matmul_launch(self, lhs, rhs, out, batch, cfg, layout=None) -> None:
-        lhs.rt.launch(*self._matmul_plan(lhs, rhs, out, batch, cfg, layout))
-
-    def _matmul_plan(self, lhs, rhs, out, batch, cfg, layout=None) -> tuple:
-        """The arguments of `Runtime.launch` for one matmul (autotune replays them as they are,
-        so that its timings are the GPU's, not this method's)."""
-        bm, bn, bk, tm, tn = cfg
-        m, k, n = lhs.shape[-2], lhs.shape[-1], rhs.shape[-1]
-        batches = math.prod(batch)
-        ab = block(lhs, (*batch, m, k))[2:]
-        bb = block(rhs, (*batch, k, n))[2:]
-        info = K.MATMUL.pack(
-            m=m,
-            n=n,
-            k=k,
-            batches=batches,
-            batch_shape=batch,
-            a_offset=lhs.offset,
-            a_strides=ab,
-            b_offset=rhs.offset,
-            b_strides=bb,
-        )
-        col_tiles = -(-n // bn)
-        total = -(-m // bm) * batches
-        gy = min(total, lhs.rt.max_groups)
-        gz = -(-total // gy)
-        if layout is None:
-            source = K.matmul(lhs.dtype, bm, bn, bk, tm, tn)
-        else:
-            exact = m % bm == 0 and n % bn == 0 and k % bk == 0
-            source = K.matmul_vec4(bm, bn, bk, tm, tn, *layout, exact)
-        handles = (lhs.handle, rhs.handle, out.handle)
-        return source, ("r", "r", "rw"), handles, info, (col_tiles, gy, gz)
-
-    def matmul_variant_ok(self, cfg, layout) -> bool:
-        """Whether tile shape `cfg` exists for the kernel variant `layout` (vec4 needs TM, TN
-        multiples of 4 and whole vec4 loads per tile)."""
-        if layout is None:
-            return True
-        bm, bn, bk, tm, tn = cfg
-        return tm % 4 == 0 and tn % 4 == 0 and bk % 4 == 0
 
     def sort_with_indices(self, p: WgpuTensor, dim: int, descending: bool = False):
         """A stable bitonic sort along `dim`: one launch per (k, j) step over all rows."""

@@ -46,7 +46,8 @@ from burn.tensor import DType, Float, Tensor
 from burn.tensor.errors import BackendError
 from burn.tensor.kind import kind_of_dtype
 from burn.wgpu import kernels as K
-from burn.wgpu.backend import Wgpu, WgpuTensor, row_major
+from burn.wgpu.backend import Wgpu
+from burn.wgpu.primitive import WgpuTensor, row_major
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
