@@ -229,3 +229,14 @@ def test_stderr_filter_keeps_everything_but_probe_noise():
         "    os.write(2, b'error: XDG_RUNTIME_DIR is invalid or not set\\nreal trouble\\n')\n"
     )
     assert _stderr_of(code) == "real trouble\n"
+
+
+def test_unknown_devices_and_missing_adapters_are_burn_errors():
+    from burn.tensor import BurnError, DeviceError
+    from burn.wgpu.adapters import NoAdapterError, select_adapter
+
+    with pytest.raises(DeviceError, match="unknown wgpu device kind 'Quantum'"):
+        WgpuDevice("Quantum")
+    with pytest.raises(NoAdapterError, match="no DiscreteGpu adapter #99") as caught:
+        select_adapter("DiscreteGpu", 99)
+    assert isinstance(caught.value, BurnError)

@@ -10,12 +10,13 @@ import os
 import tempfile
 from contextlib import contextmanager
 
+from burn.tensor.errors import BackendError
 from burn.wgpu.device import ADAPTER_TYPES, WgpuDevice
 
 import wgpu
 
 
-class NoAdapterError(RuntimeError):
+class NoAdapterError(BackendError):
     """No WebGPU adapter of the requested kind exists on this machine."""
 
 
@@ -68,18 +69,20 @@ def select_adapter(kind: str, index: int):
     # Native backends first: OpenGL adapters duplicate Vulkan ones with fewer features.
     adapters.sort(key=lambda a: a.info.get("backend_type") == "OpenGL")
     if kind == "BestAvailable":
-        rank = ["DiscreteGPU", "IntegratedGPU", "VirtualGPU", "CPU"]
-        candidates = [a for a in adapters if a.info.get("adapter_type") in rank]
-        if not candidates:
-            candidates = adapters
-        if not candidates:
+        if not adapters:
             raise NoAdapterError("no WebGPU adapter found (install a Vulkan driver)")
-        return min(candidates, key=lambda a: rank.index(a.info.get("adapter_type", "CPU")))
+        # Discrete > integrated > virtual > software > whatever else wgpu reports.
+        rank = ["DiscreteGPU", "IntegratedGPU", "VirtualGPU", "CPU"]
+        return min(adapters, key=lambda a: _position(rank, a.info.get("adapter_type")))
     wanted = ADAPTER_TYPES[kind]
     matching = [a for a in adapters if a.info.get("adapter_type") == wanted]
     if index >= len(matching):
         raise NoAdapterError(f"no {kind} adapter #{index} (found {len(matching)})")
     return matching[index]
+
+
+def _position(order: list[str], item) -> int:
+    return order.index(item) if item in order else len(order)
 
 
 def adapter_devices() -> list[WgpuDevice]:

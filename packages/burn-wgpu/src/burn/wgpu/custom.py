@@ -42,7 +42,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from burn.tensor import DType, Float, Tensor
+from burn.tensor import DType, Tensor
 from burn.tensor.errors import BackendError
 from burn.tensor.kind import kind_of_dtype
 from burn.wgpu import kernels as K
@@ -137,7 +137,7 @@ def empty(shape, device=None, dtype: DType = DType.F32) -> Tensor:
     device = device or Wgpu.device()
     Wgpu._check_dtype(dtype)
     p = Wgpu._empty(tuple(int(n) for n in shape), dtype, device, Wgpu.runtime(device))
-    return Tensor._make(Wgpu, p, kind_of_dtype(dtype) if dtype is not None else Float)
+    return Tensor._make(Wgpu, p, kind_of_dtype(dtype))
 
 
 def build_info(*tensors: Tensor) -> list[int]:

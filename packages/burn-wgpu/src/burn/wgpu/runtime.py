@@ -150,18 +150,6 @@ class Runtime:
             self._raise_index_errors()
             return bytes(data)[offset - start : offset - start + nbytes]
 
-    def copy(self, src: Handle, src_offset: int, dst: Handle, dst_offset: int, nbytes: int) -> None:
-        """Record a buffer-to-buffer copy (byte offsets and size multiples of 4)."""
-        with self._lock:
-            self._end_pass()
-            self._ensure_encoder()
-            self._encoder.copy_buffer_to_buffer(
-                src.buffer, src_offset, dst.buffer, dst_offset, nbytes
-            )
-            self._touched.update((id(src.buffer), id(dst.buffer)))
-            self._begin()
-            self._pending += 1
-
     # ------------------------------------------------------------------ pipelines
     def _layout(self, access: tuple[str, ...], info_last: bool = False):
         """Bind group layout + pipeline layout: info at binding 0 (or last), then `access`."""
@@ -367,7 +355,7 @@ class Runtime:
 
 
 _runtimes: dict[tuple, Runtime] = {}
-_by_adapter: dict[int, Runtime] = {}
+_by_adapter: dict[tuple, Runtime] = {}
 _lock = threading.Lock()
 
 
@@ -386,9 +374,9 @@ def runtime_for(device: WgpuDevice) -> Runtime:
                 adapter.info.get("backend_type"),
                 adapter.info.get("adapter_type"),
             )
-            rt = _by_adapter.get(hash(ident))
+            rt = _by_adapter.get(ident)
             if rt is None:
-                rt = _by_adapter[hash(ident)] = Runtime(adapter)
+                rt = _by_adapter[ident] = Runtime(adapter)
             _runtimes[key] = rt
     return rt
 
