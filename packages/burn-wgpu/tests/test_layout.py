@@ -159,3 +159,55 @@ def test_a_strided_operand_index_follows_its_strides_or_its_offset():
         coords = np.indices(shape).reshape(len(shape), -1)
         expected = block[1] + (np.asarray(block[2:])[:, None] * coords).sum(0)
         np.testing.assert_array_equal(Wgpu.into_data(out).array, expected)
+
+
+def test_a_custom_kernel_reads_a_strided_view_through_its_own_layout():
+    """The custom-kernel API takes the same declaration: `out = x * scale` over any view."""
+    from burn.tensor import Tensor
+    from burn.wgpu import KernelSource, WorkGroup, empty, launch
+    from burn.wgpu.backend import scalar_bits
+    from burn.wgpu.primitive import block
+
+    layout = InfoLayout(
+        "scale", Word("n"), Word("rank"), Dims("shape"), Strided("x"), Word("scale")
+    )
+    template = """
+@group(0) @binding(0) var<storage, read> x: array<{{ elem }}>;
+@group(0) @binding(1) var<storage, read_write> out: array<{{ elem }}>;
+@group(0) @binding(2) var<storage, read> info: array<u32>;
+
+@compute @workgroup_size({{ workgroup_size_x }}, 1, 1)
+fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+    if (id.x >= info_n()) { return; }
+    out[id.x] = x[info_x_index(id.x)] * bitcast<f32>(info_scale());
+}
+"""
+    kernel = KernelSource(template, workgroup_size=(64, 1), info=layout)
+    assert kernel.source().endswith(layout.wgsl())
+    values = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x = Tensor.from_data(values, Wgpu.device()).swap_dims(0, 1)[1:, :]  # a strided view
+    p = x.primitive
+    out = empty(x.dims(), x.device())
+    info = layout.pack(
+        n=p.numel, shape=p.shape, x=block(p, p.shape), scale=scalar_bits(0.5, p.dtype)
+    )
+    launch(kernel, inputs=[x], outputs=[out], info=info, workgroups=WorkGroup(1))
+    np.testing.assert_array_equal(out.to_data().array, values.T[1:, :] * 0.5)
+
+
+def test_info_layout_names_the_words_build_info_writes():
+    from burn.tensor import Tensor
+    from burn.wgpu import build_info, info_layout
+
+    a = Tensor.from_data(np.zeros((2, 3), np.float32), Wgpu.device())
+    b = a.swap_dims(0, 1)
+    layout = info_layout("a", "b")
+    assert [f.name for f in layout.fields] == [
+        "rank",
+        "a_strides",
+        "a_shape",
+        "b_strides",
+        "b_shape",
+    ]
+    packed = layout.pack(a_strides=(3, 1), a_shape=(2, 3), b_strides=(1, 3), b_shape=(3, 2))
+    assert packed == build_info(a, b)

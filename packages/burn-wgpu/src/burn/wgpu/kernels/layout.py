@@ -81,6 +81,26 @@ class _Required:
 _MISSING = _Required()
 
 
+# Emitted with every layout that has per-dim fields: `Strided` accessors walk the dims with it.
+_STRIDED = """
+// The offset of element `i` (row-major over the shape whose words start at info[shape_at])
+// for the strides whose words start at info[stride_at].
+fn info_strided(i: u32, rank: u32, shape_at: u32, stride_at: u32) -> u32 {
+    var rem = i;
+    var off = 0u;
+    var d = rank;
+    loop {
+        if (d == 0u) { break; }
+        d = d - 1u;
+        let size = info[shape_at + d];
+        off = off + (rem % size) * info[stride_at + d];
+        rem = rem / size;
+    }
+    return off;
+}
+"""
+
+
 def _at(constant: int, multiple: int, rank_word: str) -> str:
     """The WGSL expression `constant + multiple * rank` (the start of a field)."""
     if multiple == 0:
@@ -211,7 +231,9 @@ class InfoLayout:
 
         `Word` x: `info_x()`; `Dims` x: `info_x(d)` and `info_x_at()` (the index of its first
         word, for helpers that walk dims); `Strided` x: `info_x_offset()`,
-        `info_x_strides(d)`, `info_x_strides_at()` and `info_x_index(i)`.
+        `info_x_strides(d)`, `info_x_strides_at()` and `info_x_index(i)`. A layout with a rank
+        word also gets `info_strided(i, rank, shape_at, stride_at)`, the offset of the `i`-th
+        element of a shape under strides, both given by the index of their first word.
         """
         if self._wgsl is None:
             self._wgsl = self._emit()
@@ -220,6 +242,8 @@ class InfoLayout:
     def _emit(self) -> str:
         rank_word = "" if self._rank_index is None else f"info[{self._rank_index}u]"
         lines = [f"// info words ({self.name}): {self.describe()}"]
+        if self._rank_index is not None:
+            lines.append(_STRIDED.strip())
         for f in self.fields:
             at = _at(*self.starts[f.name], rank_word)
             n = f.name
@@ -237,7 +261,7 @@ class InfoLayout:
                     f"fn info_{n}_strides(d: u32) -> u32 {{ return info[{strides} + d]; }}",
                     f"fn info_{n}_index(i: u32) -> u32 {{",
                     f"    if (info[{at}] == 1u) {{ return info[{at} + 1u] + i; }}",
-                    f"    return info[{at} + 1u] + strided(i, {rank_word}, "
+                    f"    return info[{at} + 1u] + info_strided(i, {rank_word}, "
                     f"info_{f.over}_at(), {strides});",
                     "}",
                 ]

@@ -129,7 +129,7 @@ def reduce(
         + (_better(c) if arg else "")
         + """
 fn row_base(row: u32) -> u32 {
-    return info_offset() + strided(row, info_rank(), info_shape_at(), info_strides_at());
+    return info_offset() + info_strided(row, info_rank(), info_shape_at(), info_strides_at());
 }
 """
     )

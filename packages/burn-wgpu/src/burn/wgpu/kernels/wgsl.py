@@ -35,22 +35,6 @@ def compute(dtype: DType) -> str:
 
 
 HELPERS = """
-// Offset of element `i` (row-major over the shape whose words start at info[shape_at]) for
-// the strides whose words start at info[stride_at].
-fn strided(i: u32, rank: u32, shape_at: u32, stride_at: u32) -> u32 {
-    var rem = i;
-    var off = 0u;
-    var d = rank;
-    loop {
-        if (d == 0u) { break; }
-        d = d - 1u;
-        let size = info[shape_at + d];
-        off = off + (rem % size) * info[stride_at + d];
-        rem = rem / size;
-    }
-    return off;
-}
-
 fn is_nan(x: f32) -> bool {
     return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
 }
