@@ -67,7 +67,8 @@ def test_pack_names_the_layout_and_the_field_that_is_wrong(words, message):
     [
         ((Word("n"), Dims("shape"), Word("rank")), "must come before every per-dim field"),
         ((Word("n"), Dims("shape")), "must come before"),
-        ((Word("rank"), Strided("a", over="size")), "read over 'size'"),
+        ((Word("rank"), Strided("a", over="size")), "read over .size."),
+        ((Word("rank"), Word("shape"), Strided("a")), "read over .shape."),
         ((Word("rank"), Word("rank")), "duplicate"),
         ((Word("rank"), Word("class")), "plain identifiers"),
         ((Word("rank"), Word("_hidden")), "plain identifiers"),

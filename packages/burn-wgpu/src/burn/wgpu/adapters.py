@@ -53,7 +53,7 @@ def _native_stderr_filtered():
 _adapters: list | None = None
 
 
-def enumerate_adapters() -> list:
+def enumerate_adapters() -> list[wgpu.GPUAdapter]:
     """Every adapter wgpu finds, probed once per process (each probe costs milliseconds and,
     on headless machines, makes the OpenGL probe print noise, which is filtered out)."""
     global _adapters
@@ -63,7 +63,7 @@ def enumerate_adapters() -> list:
     return _adapters
 
 
-def select_adapter(kind: str, index: int):
+def select_adapter(kind: str, index: int) -> wgpu.GPUAdapter:
     """The adapter for a device kind; `BestAvailable` prefers discrete > integrated > ... ."""
     adapters = list(enumerate_adapters())
     # Native backends first: OpenGL adapters duplicate Vulkan ones with fewer features.

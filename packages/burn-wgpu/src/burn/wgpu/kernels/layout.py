@@ -158,10 +158,10 @@ class InfoLayout:
                 plan.append((f.name, _DIMS, extra))
                 constant += extra
                 multiple += 1
-            if isinstance(f, Strided) and f.over not in self.starts:
+            if isinstance(f, Strided) and Dims(f.over) not in fields[: len(plan)]:
                 raise InfoLayoutError(
                     f"info layout {name}: {f.name} is read over {f.over!r}, "
-                    "which is not a per-dim field before it"
+                    "which is not a per-dim field (without extra words) before it"
                 )
         self._plan = tuple(plan)
         self.pack = self._compile_packer()
