@@ -4,12 +4,21 @@ the device, for every layout the kernels declare."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from burn.tensor import BurnError, DType
 from burn.wgpu import Wgpu
 from burn.wgpu import kernels as K
-from burn.wgpu.kernels.layout import Dims, InfoLayout, InfoLayoutError, Strided, Word
+from burn.wgpu.kernels.layout import (
+    Dims,
+    InfoLayout,
+    InfoLayoutError,
+    Strided,
+    Word,
+    prune_accessors,
+)
 from burn.wgpu.kernels.wgsl import header
 
 EXAMPLE = InfoLayout(
@@ -91,6 +100,18 @@ def test_the_wgsl_accessors_read_each_field_from_its_start():
     # A layout without per-dim fields reads constants only.
     assert "fn info_value() -> u32 { return info[1u]; }" in K.FILL.wgsl()
     assert K.FILL.wgsl() is K.FILL.wgsl()  # emitted once
+
+
+def test_kernels_keep_only_the_accessors_they_call():
+    source = K.binary("add", DType.F32, False)
+    kept = set(re.findall(r"^fn (info_\w+)\(", source, re.MULTILINE))
+    # info_a_index walks the dims with info_strided over info_shape_at; nothing calls the rest.
+    assert kept == {"info_n", "info_a_index", "info_b_index", "info_strided", "info_shape_at"}
+    full = header(K.BINARY, []) + "fn main() { let x = info_b_strides(0u); }"
+    pruned = prune_accessors(full)
+    assert set(re.findall(r"^fn (info_\w+)\(", pruned, re.MULTILINE)) == {"info_b_strides"}
+    assert "// info words (binary)" in pruned and pruned.endswith("info_b_strides(0u); }")
+    assert prune_accessors("fn main() {}") == "fn main() {}"  # no layout, nothing to prune
 
 
 def _sample(layout: InfoLayout, rank: int) -> dict:
@@ -184,7 +205,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
 }
 """
     kernel = KernelSource(template, workgroup_size=(64, 1), info=layout)
-    assert kernel.source().endswith(layout.wgsl())
+    assert "fn info_x_index(" in kernel.source() and "fn info_x_strides(" not in kernel.source()
     values = np.arange(12, dtype=np.float32).reshape(3, 4)
     x = Tensor.from_data(values, Wgpu.device()).swap_dims(0, 1)[1:, :]  # a strided view
     p = x.primitive

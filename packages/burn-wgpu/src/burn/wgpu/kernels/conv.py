@@ -8,11 +8,9 @@ a fixed order).
 
 from __future__ import annotations
 
-from functools import cache
-
 from burn.tensor import DType
 from burn.wgpu.kernels.layout import Dims, InfoLayout, Word
-from burn.wgpu.kernels.wgsl import ENTRY_1D, compute, header, scalar_read, store, zero
+from burn.wgpu.kernels.wgsl import ENTRY_1D, compute, header, kernel, scalar_read, store, zero
 
 
 def _conv_layout(name: str, src_extra: int, *tail: Word) -> InfoLayout:
@@ -45,7 +43,7 @@ IM2COL = _conv_layout("im2col", 2, Word("value"))
 COL2IM = _conv_layout("col2im", 3)
 
 
-@cache
+@kernel
 def im2col(dtype: DType) -> str:
     """`x [N, C, *size]` (strided) -> `[N, C, taps, *out]`: what each kernel tap sees.
 
@@ -90,7 +88,7 @@ def im2col(dtype: DType) -> str:
     )
 
 
-@cache
+@kernel
 def col2im(dtype: DType) -> str:
     """Adjoint of `im2col`: `cols [N, C, taps, *out]` (strided) summed into `[N, C, *size]`.
 

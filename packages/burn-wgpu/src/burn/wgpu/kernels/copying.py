@@ -3,11 +3,9 @@ kernel reading a strided source and writing a strided destination region."""
 
 from __future__ import annotations
 
-from functools import cache
-
 from burn.tensor import DType
 from burn.wgpu.kernels.layout import Dims, InfoLayout, Strided, Word
-from burn.wgpu.kernels.wgsl import ENTRY_1D, header, store, zero
+from burn.wgpu.kernels.wgsl import ENTRY_1D, header, kernel, store, zero
 
 # `dst` is a region of the output buffer (its contiguous flag is 0 unless it is all of it).
 COPY = InfoLayout("copy", Word("n"), Word("rank"), Dims("shape"), Strided("src"), Strided("dst"))
@@ -25,7 +23,7 @@ def convert(src: DType, dst: DType, x: str = "x") -> str:
     return f"{store(dst)}({x})"
 
 
-@cache
+@kernel
 def copy(src: DType, dst: DType) -> str:
     """Strided `src` to strided `dst` with conversion (layout `COPY`)."""
     return (

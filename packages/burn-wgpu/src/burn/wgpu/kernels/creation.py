@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from functools import cache
-
 from burn.tensor import DType
 from burn.wgpu.kernels.layout import InfoLayout, Word
-from burn.wgpu.kernels.wgsl import ENTRY_1D, header, scalar_read, store
+from burn.wgpu.kernels.wgsl import ENTRY_1D, header, kernel, scalar_read, store
 
 # `value`: the scalar's bits in the kernel's dtype; `start` and `step`: i32 bits.
 FILL = InfoLayout("fill", Word("n"), Word("value"))
 ARANGE = InfoLayout("arange", Word("n"), Word("start"), Word("step"))
 
 
-@cache
+@kernel
 def fill(dtype: DType) -> str:
     """`out[i] = value` (layout `FILL`)."""
     t = store(dtype)
@@ -26,7 +24,7 @@ def fill(dtype: DType) -> str:
     )
 
 
-@cache
+@kernel
 def arange(dtype: DType) -> str:
     """`out[i] = start + i * step` (layout `ARANGE`)."""
     t = store(dtype)

@@ -8,12 +8,10 @@ contiguous same-shape operands: 16-byte loads and stores and no index arithmetic
 
 from __future__ import annotations
 
-from functools import cache
-
 from burn.tensor import DType
 from burn.wgpu.kernels.expressions import binary_expr, fns, unary_expr
 from burn.wgpu.kernels.layout import Dims, InfoLayout, Strided, Word
-from burn.wgpu.kernels.wgsl import ENTRY_1D, compute, header, scalar_read, store
+from burn.wgpu.kernels.wgsl import ENTRY_1D, compute, header, kernel, scalar_read, store
 
 UNARY = InfoLayout("unary", Word("n"), Word("rank"), Dims("shape"), Strided("a"))
 BINARY = InfoLayout("binary", Word("n"), Word("rank"), Dims("shape"), Strided("a"), Strided("b"))
@@ -42,7 +40,7 @@ def _out_type(op: str, dtype: DType) -> str:
     return "u32" if binary_expr(op, dtype)[1] else store(dtype)
 
 
-@cache
+@kernel
 def unary(op: str, dtype: DType) -> str:
     """`out[i] = op(a[i])` over a strided `a` (layout `UNARY`)."""
     t, c = store(dtype), compute(dtype)
@@ -57,7 +55,7 @@ def unary(op: str, dtype: DType) -> str:
     )
 
 
-@cache
+@kernel
 def binary(op: str, dtype: DType, rhs_scalar: bool) -> str:
     """`out = a op b` over strided, broadcast operands (layout `BINARY`), or with
     `rhs_scalar` a scalar b from the info words (layout `BINARY_SCALAR`)."""
@@ -88,7 +86,7 @@ def _vec_apply(fn: str, out_t: str, *args: str) -> str:
     return f"vec4<{out_t}>({', '.join(parts)})"
 
 
-@cache
+@kernel
 def unary_vec4(op: str, dtype: DType) -> str:
     """Contiguous unary op four elements at a time (layout `UNARY_VEC4`)."""
     t, c = store(dtype), compute(dtype)
@@ -108,7 +106,7 @@ fn op_(x: {c}) -> {t} {{
     )
 
 
-@cache
+@kernel
 def binary_vec4(op: str, dtype: DType, rhs_scalar: bool) -> str:
     """Contiguous same-shape binary op four elements at a time (layout `BINARY_VEC4`, or
     `BINARY_SCALAR_VEC4` with `rhs_scalar`)."""
@@ -139,7 +137,7 @@ fn op_(a: {c}, b: {c}) -> {out_t} {{
     )
 
 
-@cache
+@kernel
 def mask_where(dtype: DType) -> str:
     """`out = value where mask else p`, all three strided and broadcast (layout `MASK_WHERE`)."""
     t = store(dtype)

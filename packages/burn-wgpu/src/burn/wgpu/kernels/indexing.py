@@ -7,11 +7,9 @@ from the device; indices known on the host are checked before the launch.
 
 from __future__ import annotations
 
-from functools import cache
-
 from burn.tensor import DType
 from burn.wgpu.kernels.layout import Dims, InfoLayout, Strided, Word
-from burn.wgpu.kernels.wgsl import ENTRY_1D, compute, header, store
+from burn.wgpu.kernels.wgsl import ENTRY_1D, compute, header, kernel, store
 
 # The runtime's error word, bound last by launches with `checks_indices`; the codes the
 # kernels write into it.
@@ -47,7 +45,7 @@ SCATTER_ADD = InfoLayout(
 )
 
 
-@cache
+@kernel
 def gather(dtype: DType) -> str:
     """`out[i] = p[the coordinates of i, with dim replaced by idx[i]]` (layout `GATHER`)."""
     t = store(dtype)
@@ -75,7 +73,7 @@ def gather(dtype: DType) -> str:
     )
 
 
-@cache
+@kernel
 def scatter_add(dtype: DType) -> str:
     """One thread per output element, summing the values whose index points at it (layout
     `SCATTER_ADD`).

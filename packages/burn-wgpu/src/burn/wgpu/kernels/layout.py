@@ -32,6 +32,7 @@ assert "fn info_a_index(i: u32) -> u32" in UNARY.wgsl()
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from keyword import iskeyword
@@ -82,9 +83,9 @@ _MISSING = _Required()
 
 
 # Emitted with every layout that has per-dim fields: `Strided` accessors walk the dims with it.
+# The offset of element `i` (row-major over the shape whose words start at info[shape_at]) for
+# the strides whose words start at info[stride_at].
 _STRIDED = """
-// The offset of element `i` (row-major over the shape whose words start at info[shape_at])
-// for the strides whose words start at info[stride_at].
 fn info_strided(i: u32, rank: u32, shape_at: u32, stride_at: u32) -> u32 {
     var rem = i;
     var off = 0u;
@@ -99,6 +100,40 @@ fn info_strided(i: u32, rank: u32, shape_at: u32, stride_at: u32) -> u32 {
     return off;
 }
 """
+
+
+# The lines around a layout's accessors in a kernel's source (`prune_accessors` finds them).
+_BEGIN = "// info words ("
+_END = "// end of info words"
+_FUNCTION = re.compile(r"^fn (\w+)\(", re.MULTILINE)
+
+
+def prune_accessors(source: str) -> str:
+    """`source` without the accessor functions that nothing in it calls.
+
+    A layout emits every accessor a kernel might want, but a kernel calls a few; shader
+    compilers (lavapipe's in particular) spend their time on every function, used or not, so
+    the unused ones are dropped once, when the kernel's source is generated.
+    """
+    start = source.find(_BEGIN)
+    if start < 0:
+        return source
+    end = source.index(_END, start)
+    title, _, block = source[start:end].partition("\n")
+    functions = {m.group(1): m.start() for m in _FUNCTION.finditer(block)}
+    bounds = sorted(functions.values()) + [len(block)]
+    code = {name: block[at : bounds[bounds.index(at) + 1]] for name, at in functions.items()}
+    calls = {name: re.compile(rf"\b{name}\(") for name in code}
+    used: set[str] = set()
+    pending = [source[:start] + source[end:]]
+    while pending:
+        text = pending.pop()
+        for name, call in calls.items():
+            if name not in used and call.search(text):
+                used.add(name)
+                pending.append(code[name].split("{", 1)[1])
+    kept = "".join(code[name] for name in functions if name in used)
+    return source[:start] + title + "\n" + kept + source[end:]
 
 
 def _at(constant: int, multiple: int, rank_word: str) -> str:
@@ -241,7 +276,7 @@ class InfoLayout:
 
     def _emit(self) -> str:
         rank_word = "" if self._rank_index is None else f"info[{self._rank_index}u]"
-        lines = [f"// info words ({self.name}): {self.describe()}"]
+        lines = [f"{_BEGIN}{self.name}): {self.describe()}"]
         if self._rank_index is not None:
             lines.append(_STRIDED.strip())
         for f in self.fields:
@@ -265,7 +300,7 @@ class InfoLayout:
                     f"info_{f.over}_at(), {strides});",
                     "}",
                 ]
-        return "\n".join(lines) + "\n"
+        return "\n".join([*lines, _END]) + "\n"
 
     def describe(self) -> str:
         """The words in order, as a reader of the kernel wants them: `n, rank, shape[rank]`."""

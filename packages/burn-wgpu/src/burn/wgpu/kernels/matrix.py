@@ -8,11 +8,9 @@ generators; autotune picks them per device and shape class.
 
 from __future__ import annotations
 
-from functools import cache
-
 from burn.tensor import DType
 from burn.wgpu.kernels.layout import Dims, InfoLayout, Word
-from burn.wgpu.kernels.wgsl import compute, header, store
+from burn.wgpu.kernels.wgsl import compute, header, kernel, store
 
 # C[m, n] = A[m, k] @ B[k, n] for each of `batches` matrices; the batch dims broadcast.
 # Each operand's strides cover the batch dims, then its row and column strides.
@@ -72,7 +70,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
 """
 
 
-@cache
+@kernel
 def matmul(dtype: DType, bm: int, bn: int, bk: int, tm: int, tn: int) -> str:
     """Tiled, register-blocked batched matmul over strided operands (any layout, any dtype).
 
@@ -211,7 +209,7 @@ def _tile_loads(
     return loads, stores
 
 
-@cache
+@kernel
 def matmul_vec4(
     bm: int,
     bn: int,

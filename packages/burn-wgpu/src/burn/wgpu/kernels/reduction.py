@@ -7,12 +7,10 @@ row, or a tree per chunk of a long row followed by a second pass over the partia
 
 from __future__ import annotations
 
-from functools import cache
-
 from burn.tensor import DType
 from burn.wgpu.kernels.expressions import fns
 from burn.wgpu.kernels.layout import Dims, InfoLayout, Word
-from burn.wgpu.kernels.wgsl import WG, compute, header, store
+from burn.wgpu.kernels.wgsl import WG, compute, header, kernel, store
 
 # `shape`, `offset` and `strides` describe the input's *other* dims (a row per element of
 # them); `length` words are reduced per row, `step` apart; each row is split into `chunks`
@@ -101,7 +99,7 @@ def _reduce_loop(combine: str, c: str, vec: bool, wg: int) -> str:
     }}"""
 
 
-@cache
+@kernel
 def reduce(
     op: str, dtype: DType, serial: bool, vec: bool = False, wg: int = WG, divide: bool = False
 ) -> str:

@@ -4,11 +4,9 @@ and the gradients of both are this kernel with different tables (`burn.wgpu.resa
 
 from __future__ import annotations
 
-from functools import cache
-
 from burn.tensor import DType
 from burn.wgpu.kernels.layout import Dims, InfoLayout, Word
-from burn.wgpu.kernels.wgsl import ENTRY_1D, compute, header, store
+from burn.wgpu.kernels.wgsl import ENTRY_1D, compute, header, kernel, store
 
 NO_TAP = 0xFFFFFFFF  # index of a padding entry: the kernel skips it, so it reads nothing
 
@@ -26,7 +24,7 @@ RESAMPLE = InfoLayout(
 )
 
 
-@cache
+@kernel
 def resample(dtype: DType) -> str:
     """`out[.., i, ..] = sum_t weight[t, i] * x[.., index[t, i], ..]` along one dim.
 

@@ -4,11 +4,9 @@ draws the same values on every adapter."""
 
 from __future__ import annotations
 
-from functools import cache
-
 from burn.tensor import DType
 from burn.wgpu.kernels.layout import InfoLayout, Word
-from burn.wgpu.kernels.wgsl import ENTRY_1D, header, store
+from burn.wgpu.kernels.wgsl import ENTRY_1D, header, kernel, store
 
 # `counter`: the draw's first counter; `key0`, `key1`: the seed; `p0`, `p1`: the
 # distribution's parameters as f32 bits (low/high, mean/std, or the probability and unused).
@@ -56,7 +54,7 @@ fn unit(bits: u32) -> f32 {
 """
 
 
-@cache
+@kernel
 def random(kind: str, dtype: DType) -> str:
     """A draw of `kind` (layout `RANDOM`): uniform `p0 + (p1 - p0) * u`, normal
     `p0 + p1 * Box-Muller`, bernoulli `u < p0`."""

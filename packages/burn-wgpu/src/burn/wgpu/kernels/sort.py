@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from functools import cache
-
 from burn.tensor import DType
 from burn.wgpu.kernels.layout import InfoLayout, Word
-from burn.wgpu.kernels.wgsl import ENTRY_1D, compute, header, store
+from burn.wgpu.kernels.wgsl import ENTRY_1D, compute, header, kernel, store
 
 IOTA_ROWS = InfoLayout("iota_rows", Word("n"), Word("cols"))
 # `n` pairs (rows * padded / 2); rows are `padded` long (a power of 2) and hold `length`
@@ -16,7 +14,7 @@ BITONIC_STEP = InfoLayout(
 )
 
 
-@cache
+@kernel
 def iota_rows() -> str:
     """`out[i] = i % cols` as i32: the initial indices of a sort (layout `IOTA_ROWS`)."""
     return (
@@ -26,7 +24,7 @@ def iota_rows() -> str:
     )
 
 
-@cache
+@kernel
 def bitonic_step(dtype: DType, descending: bool) -> str:
     """One compare-exchange step (k, j) of a bitonic sort of rows of length P (a power of 2).
 

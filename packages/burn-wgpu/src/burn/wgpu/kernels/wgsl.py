@@ -12,8 +12,14 @@ Conventions:
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from typing import ParamSpec
+
 from burn.tensor import DType
-from burn.wgpu.kernels.layout import InfoLayout
+from burn.wgpu.kernels.layout import InfoLayout, prune_accessors
+
+P = ParamSpec("P")
 
 WG = 256
 
@@ -39,6 +45,19 @@ fn is_nan(x: f32) -> bool {
     return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
 }
 """
+
+
+def kernel(generator: Callable[P, str]) -> Callable[P, str]:
+    """Decorates a kernel generator: its source loses the info accessors it does not call,
+    and is cached, so a launch asking for it again gets the same string object back (cheap
+    to look up in the pipeline cache)."""
+
+    @functools.cache
+    @functools.wraps(generator)
+    def generate(*args, **kwargs) -> str:
+        return prune_accessors(generator(*args, **kwargs))
+
+    return generate  # type: ignore[return-value]
 
 
 def header(layout: InfoLayout, bindings: list[tuple[str, str, str]], *dtypes: DType) -> str:
