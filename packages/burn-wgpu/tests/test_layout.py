@@ -17,7 +17,7 @@ from burn.wgpu.kernels.layout import (
     InfoLayoutError,
     Strided,
     Word,
-    prune_accessors,
+    prune_functions,
 )
 from burn.wgpu.kernels.wgsl import header
 
@@ -102,16 +102,31 @@ def test_the_wgsl_accessors_read_each_field_from_its_start():
     assert K.FILL.wgsl() is K.FILL.wgsl()  # emitted once
 
 
-def test_kernels_keep_only_the_accessors_they_call():
+def test_kernels_keep_only_the_functions_they_call():
     source = K.binary("add", DType.F32, False)
-    kept = set(re.findall(r"^fn (info_\w+)\(", source, re.MULTILINE))
-    # info_a_index walks the dims with info_strided over info_shape_at; nothing calls the rest.
-    assert kept == {"info_n", "info_a_index", "info_b_index", "info_strided", "info_shape_at"}
-    full = header(K.BINARY, []) + "fn main() { let x = info_b_strides(0u); }"
-    pruned = prune_accessors(full)
-    assert set(re.findall(r"^fn (info_\w+)\(", pruned, re.MULTILINE)) == {"info_b_strides"}
-    assert "// info words (binary)" in pruned and pruned.endswith("info_b_strides(0u); }")
-    assert prune_accessors("fn main() {}") == "fn main() {}"  # no layout, nothing to prune
+    kept = set(re.findall(r"^fn (\w+)\(", source, re.MULTILINE))
+    # info_a_index walks the dims with info_strided over info_shape_at; nothing calls the
+    # other accessors, nor the float helpers (pow_, erf_, ...) that other ops need.
+    assert kept == {
+        "main",
+        "info_n",
+        "info_a_index",
+        "info_b_index",
+        "info_strided",
+        "info_shape_at",
+    }
+    assert "// info words (binary)" in source
+    assert "erf" not in K.unary("exp", DType.F32)  # its helper and the comment above it
+    assert "fn erf_(" in K.unary("erf", DType.F32)
+    full = (
+        header(K.BINARY, [])
+        + "// helps\nfn unused() -> u32 { return 1u; }\n"
+        + "fn main() {\n    let x = info_b_strides(0u);\n}\n"
+    )
+    pruned = prune_functions(full)
+    assert set(re.findall(r"^fn (\w+)\(", pruned, re.MULTILINE)) == {"main", "info_b_strides"}
+    assert "helps" not in pruned and pruned.endswith("info_b_strides(0u);\n}\n")
+    assert prune_functions("fn f() {}") == "fn f() {}"  # no entry point: left as it is
 
 
 def _sample(layout: InfoLayout, rank: int) -> dict:
@@ -205,7 +220,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
 }
 """
     kernel = KernelSource(template, workgroup_size=(64, 1), info=layout)
-    assert "fn info_x_index(" in kernel.source() and "fn info_x_strides(" not in kernel.source()
+    assert kernel.source().endswith(layout.wgsl())
     values = np.arange(12, dtype=np.float32).reshape(3, 4)
     x = Tensor.from_data(values, Wgpu.device()).swap_dims(0, 1)[1:, :]  # a strided view
     p = x.primitive

@@ -52,7 +52,7 @@ from burn.tensor.errors import BackendError
 from burn.tensor.kind import kind_of_dtype
 from burn.wgpu import kernels as K
 from burn.wgpu.backend import Wgpu
-from burn.wgpu.kernels.layout import Dims, InfoLayout, Word, prune_accessors
+from burn.wgpu.kernels.layout import Dims, InfoLayout, Word
 from burn.wgpu.primitive import WgpuTensor, row_major
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
@@ -105,7 +105,7 @@ class KernelSource:
 
     def source(self) -> str:
         """The rendered WGSL (with `enable f16;` first when the element type needs it, and the
-        info layout's accessors that the template calls last)."""
+        info layout's accessors last)."""
 
         def fill(match: re.Match) -> str:
             name = match.group(1)
@@ -115,8 +115,7 @@ class KernelSource:
 
         body = _PLACEHOLDER.sub(fill, self.template)
         accessors = "" if self.info is None else "\n" + self.info.wgsl()
-        source = ("enable f16;\n" if self.elem is DType.F16 else "") + body + accessors
-        return prune_accessors(source)
+        return ("enable f16;\n" if self.elem is DType.F16 else "") + body + accessors
 
     @property
     def id(self) -> str:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import ParamSpec
 
 from burn.tensor import DType
-from burn.wgpu.kernels.layout import InfoLayout, prune_accessors
+from burn.wgpu.kernels.layout import InfoLayout, prune_functions
 
 P = ParamSpec("P")
 
@@ -48,14 +48,14 @@ fn is_nan(x: f32) -> bool {
 
 
 def kernel(generator: Callable[P, str]) -> Callable[P, str]:
-    """Decorates a kernel generator: its source loses the info accessors it does not call,
-    and is cached, so a launch asking for it again gets the same string object back (cheap
-    to look up in the pipeline cache)."""
+    """Decorates a kernel generator: its source loses the functions it does not call (unused
+    info accessors and helpers), and is cached, so a launch asking for it again gets the
+    same string object back (cheap to look up in the pipeline cache)."""
 
     @functools.cache
     @functools.wraps(generator)
     def generate(*args, **kwargs) -> str:
-        return prune_accessors(generator(*args, **kwargs))
+        return prune_functions(generator(*args, **kwargs))
 
     return generate  # type: ignore[return-value]
 
