@@ -7,8 +7,10 @@ family declares its info words once, as an `InfoLayout` next to its generators: 
 pack the words by name with `LAYOUT.pack(...)`, and the kernel reads them through the
 accessors the layout emits into its source (`layout.py` says how).
 
-Generators are cached: a launch asks for its source again and again and gets back the same
-string object, which is cheap to look up in the pipeline cache.
+Generators are decorated with `wgsl.kernel`: their source keeps only the functions it calls
+(the unused accessors and helpers are dropped before the shader compiler sees them), and is
+cached, so a launch asking for it again and again gets back the same string object, which is
+cheap to look up in the pipeline cache.
 
 | module | kernels |
 |---|---|
