@@ -248,3 +248,43 @@ def test_info_layout_names_the_words_build_info_writes():
     ]
     packed = layout.pack(a_strides=(3, 1), a_shape=(2, 3), b_strides=(1, 3), b_shape=(3, 2))
     assert packed == build_info(a, b)
+
+
+def _every_kernel() -> list[str]:
+    """A source of every kernel generator (both forms where a flag changes the info read)."""
+    f32, i32 = DType.F32, DType.I32
+    return [
+        K.unary("exp", f32),
+        K.unary_vec4("abs", i32),
+        K.binary("add", f32, False),
+        K.binary("pow", i32, True),
+        K.binary_vec4("mul", f32, False),
+        K.binary_vec4("lt", f32, True),
+        K.mask_where(f32),
+        K.copy(f32, DType.BOOL),
+        K.fill(i32),
+        K.arange(i32),
+        K.random("normal", f32),
+        K.reduce("sum", f32, True),
+        K.reduce("argmax", f32, False),
+        K.reduce("sum", f32, False, True, 128, True),
+        K.gather(f32),
+        K.scatter_add(f32),
+        K.iota_rows(),
+        K.bitonic_step(f32, True),
+        K.matmul(f32, 16, 16, 8, 2, 2),
+        K.matmul_vec4(64, 64, 16, 4, 4, True, False, True),
+        K.im2col(f32),
+        K.col2im(f32),
+        K.resample(f32),
+    ]
+
+
+def test_no_kernel_reads_info_words_but_through_its_layout():
+    for source in _every_kernel():
+        # Drop the accessors: one-line functions, or up to the `}` line that ends them.
+        one_line = r"^fn info_\w+\([^\n]*\}\n"
+        multi_line = r"^fn info_\w+\([^\n]*\{\n.*?^\}\n"
+        outside = re.sub(f"{one_line}|{multi_line}", "", source, flags=re.M | re.S)
+        assert "info[" not in outside, outside
+        assert "info_" in source
