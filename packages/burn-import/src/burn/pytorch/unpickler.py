@@ -1,0 +1,222 @@
+"""A pickle reader that builds data only: PyTorch's tensors as lazy references, nothing else.
+
+Python's `pickle` runs whatever callable a file names (`os.system`, `builtins.eval`...). This
+unpickler resolves a global only when its dotted name is on a short allowlist, and each allowed
+name maps to a function written here, never to the module the file names: `torch` is never
+imported, and every other global is refused with `UnsafePickleError` naming it, before anything
+from the file has been called.
+
+Storages arrive through `persistent_load` as `("storage", <type>, key, location, numel, ...)`;
+the caller supplies a `StorageSource` that checks the declared size against the bytes really in
+the file before anything is allocated.
+"""
+
+from __future__ import annotations
+
+import collections
+import io
+import math
+import pickle
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from burn.record import RecordError
+from burn.tensor import DType
+
+
+class PyTorchFileError(RecordError):
+    """A `.pt` file that is truncated, corrupt, or holds something other than weights."""
+
+
+class UnsafePickleError(PyTorchFileError):
+    """The pickle names a global outside the allowlist: it is refused, nothing from it runs."""
+
+
+@dataclass(frozen=True)
+class StorageType:
+    """Stands for `torch.FloatStorage` and its siblings: only the element type matters."""
+
+    name: str
+    dtype: DType
+
+
+_STORAGE_TYPES = {
+    "FloatStorage": DType.F32,
+    "DoubleStorage": DType.F64,
+    "HalfStorage": DType.F16,
+    "BFloat16Storage": DType.BF16,
+    "LongStorage": DType.I64,
+    "IntStorage": DType.I32,
+    "ShortStorage": DType.I16,
+    "CharStorage": DType.I8,
+    "ByteStorage": DType.U8,
+    "BoolStorage": DType.BOOL,
+}
+
+
+class Storage:
+    """One storage of the file: its element type, length, and where its bytes come from.
+
+    Several tensors may view the same storage (shared storages, `t` and `t.t()` saved
+    together); the bytes are read once and cached.
+    """
+
+    __slots__ = ("key", "dtype", "numel", "_read", "_array")
+
+    def __init__(self, key: str, dtype: DType, numel: int, read: Callable[[], np.ndarray]):
+        self.key = key
+        self.dtype = dtype
+        self.numel = numel
+        self._read = read
+        self._array: np.ndarray | None = None
+
+    def array(self) -> np.ndarray:
+        """The storage's elements as a 1-D array (a view of the file's bytes where possible)."""
+        if self._array is None:
+            self._array = self._read()
+        return self._array
+
+
+class TensorRef:
+    """A tensor of the file, not yet read: storage, offset, size and stride, as PyTorch keeps.
+
+    `load()` gathers the elements the size and stride select (non-contiguous views and views
+    into a shared storage included) into a new contiguous array.
+    """
+
+    __slots__ = ("storage", "offset", "shape", "stride", "requires_grad")
+
+    def __init__(self, storage: Storage, offset: int, shape, stride, requires_grad: bool = False):
+        self.storage = storage
+        self.offset = offset
+        self.shape = tuple(shape)
+        self.stride = tuple(stride)
+        self.requires_grad = requires_grad
+
+    @property
+    def dtype(self) -> DType:
+        return self.storage.dtype
+
+    def load(self) -> np.ndarray:
+        base = self.storage.array()
+        if 0 in self.shape:
+            return np.zeros(self.shape, dtype=base.dtype)
+        item = base.itemsize
+        view = np.lib.stride_tricks.as_strided(
+            base[self.offset :],
+            shape=self.shape,
+            strides=tuple(s * item for s in self.stride),
+            writeable=False,
+        )
+        return np.array(view, copy=True, order="C")
+
+    def __repr__(self) -> str:
+        return f"TensorRef(shape={list(self.shape)}, dtype={self.dtype.value})"
+
+
+def _check_geometry(storage, offset, size, stride, where: str) -> None:
+    """Refuse sizes and strides that would read outside the storage (checked before reading)."""
+    if not isinstance(storage, Storage):
+        raise PyTorchFileError(f"{where}: a tensor is rebuilt from {type(storage).__name__}")
+    ok = (
+        isinstance(size, (tuple, list))
+        and isinstance(stride, (tuple, list))
+        and len(size) == len(stride)
+        and len(size) <= 64
+        and all(type(d) is int and d >= 0 for d in size)
+        and all(type(s) is int and s >= 0 for s in stride)
+        and type(offset) is int
+        and offset >= 0
+    )
+    if not ok:
+        raise PyTorchFileError(
+            f"{where}: malformed tensor geometry (offset {offset!r}, size {size!r}, "
+            f"stride {stride!r})"
+        )
+    if math.prod(size) == 0:
+        return
+    last = offset + sum((d - 1) * s for d, s in zip(size, stride, strict=True))
+    if last >= storage.numel:
+        raise PyTorchFileError(
+            f"{where}: a tensor of size {list(size)} (stride {list(stride)}, offset {offset}) "
+            f"reads element {last} of storage {storage.key!r}, which holds {storage.numel}"
+        )
+
+
+class RestrictedUnpickler(pickle.Unpickler):
+    """Unpickles PyTorch checkpoints with an allowlist of globals (see the module docstring).
+
+    Args:
+        file: the pickle's bytes as a binary file.
+        storages: maps a persistent id `(key, StorageType, numel)` to a `Storage`, checking
+            that the file holds that many bytes.
+        where: the file (and member) named in errors.
+    """
+
+    def __init__(self, file, storages: Callable[[str, StorageType, int], Storage], where: str):
+        super().__init__(file, encoding="utf-8")
+        self._storages = storages
+        self._where = where
+        where_ = where
+
+        def rebuild_tensor(storage, offset, size, stride, *_ignored):
+            _check_geometry(storage, offset, size, stride, where_)
+            return TensorRef(storage, offset, size, stride)
+
+        def rebuild_parameter(data, requires_grad=True, *_ignored):
+            if not isinstance(data, TensorRef):
+                raise PyTorchFileError(f"{where_}: a parameter wraps {type(data).__name__}")
+            data.requires_grad = bool(requires_grad)
+            return data
+
+        self._allowed: dict[tuple[str, str], object] = {
+            ("collections", "OrderedDict"): collections.OrderedDict,
+            ("torch._utils", "_rebuild_tensor"): rebuild_tensor,
+            ("torch._utils", "_rebuild_tensor_v2"): rebuild_tensor,
+            ("torch._utils", "_rebuild_parameter"): rebuild_parameter,
+            ("torch._utils", "_rebuild_parameter_with_state"): rebuild_parameter,
+        }
+        for name, dtype in _STORAGE_TYPES.items():
+            self._allowed[("torch", name)] = StorageType(name, dtype)
+
+    def find_class(self, module: str, name: str):
+        found = self._allowed.get((module, name))
+        if found is None:
+            raise UnsafePickleError(
+                f"{self._where}: the pickle asks for the global `{module}.{name}`, which is not "
+                "on the allowlist of weight files (tensors, storages, OrderedDict); it was "
+                "refused and nothing from the file was run"
+            )
+        return found
+
+    def persistent_load(self, pid):
+        ok = (
+            isinstance(pid, tuple)
+            and len(pid) >= 5
+            and pid[0] == "storage"
+            and isinstance(pid[1], StorageType)
+            and isinstance(pid[2], str)
+            and type(pid[4]) is int
+            and pid[4] >= 0
+        )
+        if not ok:
+            raise PyTorchFileError(f"{self._where}: unknown persistent id {pid!r:.200}")
+        return self._storages(pid[2], pid[1], pid[4])
+
+
+def restricted_load(
+    raw: bytes | io.BytesIO, storages: Callable[[str, StorageType, int], Storage], where: str
+):
+    """Unpickle one object; any failure becomes a `PyTorchFileError` naming `where`."""
+    file = raw if isinstance(raw, io.BytesIO) else io.BytesIO(raw)
+    try:
+        return RestrictedUnpickler(file, storages, where).load()
+    except PyTorchFileError:
+        raise
+    except RecursionError:
+        raise PyTorchFileError(f"{where}: the pickle nests too deeply") from None
+    except Exception as e:  # corrupt pickles fail in many ways (EOFError, KeyError, ...)
+        raise PyTorchFileError(
+            f"{where}: not a readable pickle ({type(e).__name__}: {e})"
+        ) from None
