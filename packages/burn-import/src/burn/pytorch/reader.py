@@ -69,7 +69,7 @@ def _read_zip(data: mmap.mmap, path: Path) -> object:
     try:
         archive = zipfile.ZipFile(io.BytesIO(memoryview(data)))
         infos = {info.filename: info for info in archive.infolist()}
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as e:
+    except Exception as e:  # BadZipFile, struct and header errors of a damaged archive
         raise PyTorchFileError(f"{path}: a damaged zip archive ({e})") from None
     pickles = [name for name in infos if name.endswith("data.pkl") and name.count("/") == 1]
     if len(pickles) != 1:
