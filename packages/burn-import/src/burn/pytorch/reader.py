@@ -13,7 +13,6 @@ checked against the bytes the file really holds before anything is allocated.
 
 from __future__ import annotations
 
-import io
 import mmap
 import pickle
 import struct
@@ -29,23 +28,91 @@ from burn.pytorch.unpickler import (
     restricted_load,
 )
 from burn.record import RecordNotFoundError
+from burn.tensor import DType
 
 LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 LEGACY_PROTOCOL = 1001
 
 
-def _elements(buffer, offset: int, count: int, storage: StorageType, big_endian: bool):
-    dtype = storage.dtype.numpy
-    if big_endian and dtype.itemsize > 1:
-        return np.frombuffer(buffer, dtype.newbyteorder(">"), count, offset).astype(dtype)
-    return np.frombuffer(buffer, dtype, count, offset)
+def range_reader(path: Path, start: int, element: DType, big_endian: bool = False):
+    """`read(first, count)`: elements of `element` type stored from byte `start` of `path`.
+
+    Reading with `readinto` into a new array copies once, straight from the page cache, and
+    allocates only what the caller asked for (callers check counts against the file first).
+    """
+    dtype = element.numpy
+
+    def read(first: int, count: int) -> np.ndarray:
+        out = np.empty(count, dtype)
+        raw = out.view(np.uint8)
+        try:
+            with open(path, "rb") as f:
+                f.seek(start + first * dtype.itemsize)
+                got = f.readinto(raw)
+        except OSError as e:
+            raise PyTorchFileError(f"{path}: cannot be read ({e.strerror})") from None
+        if got != raw.nbytes:
+            raise PyTorchFileError(f"{path}: the file changed while it was read")
+        if big_endian and dtype.itemsize > 1:
+            return out.view(dtype.newbyteorder(">")).astype(dtype)
+        return out
+
+    return read
+
+
+class MappedStream:
+    """A read-only file over a memory map whose reads never ask for more than the file holds.
+
+    `io.BytesIO(data)` would copy the whole file, and a real file's `read(n)` allocates `n`
+    bytes before reading; pickles and zip directories declare lengths, so both would let a
+    damaged file decide how much memory a load takes.
+    """
+
+    def __init__(self, data):
+        self._data = data
+        self._pos = 0
+
+    def read(self, n: int = -1) -> bytes:
+        end = len(self._data) if n is None or n < 0 else min(self._pos + n, len(self._data))
+        chunk = self._data[self._pos : end]
+        self._pos = max(self._pos, end)
+        return chunk
+
+    def readinto(self, buffer) -> int:
+        chunk = self.read(len(memoryview(buffer).cast("B")))
+        memoryview(buffer).cast("B")[: len(chunk)] = chunk
+        return len(chunk)
+
+    def readline(self, limit: int = -1) -> bytes:
+        end = self._data.find(b"\n", self._pos)
+        end = len(self._data) if end < 0 else end + 1
+        if limit is not None and limit >= 0:
+            end = min(end, self._pos + limit)
+        return self.read(end - self._pos)
+
+    def peek(self, n: int = 1) -> bytes:
+        return self._data[self._pos : self._pos + max(n, 1)]
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        base = {0: 0, 1: self._pos, 2: len(self._data)}[whence]
+        self._pos = max(0, base + offset)
+        return self._pos
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seekable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return True
 
 
 def read_file(path) -> object:
     """The object `torch.save` stored in `path`, with tensors as `TensorRef`s."""
     path = Path(path)
     try:
-        handle = open(path, "rb")  # noqa: SIM115 - the map outlives this function
+        handle = open(path, "rb")  # noqa: SIM115 - closed below; the map outlives it
     except FileNotFoundError:
         raise RecordNotFoundError(f"{path}: no such file") from None
     except OSError as e:
@@ -67,7 +134,7 @@ def read_file(path) -> object:
 
 def _read_zip(data: mmap.mmap, path: Path) -> object:
     try:
-        archive = zipfile.ZipFile(io.BytesIO(memoryview(data)))
+        archive = zipfile.ZipFile(MappedStream(data))
         infos = {info.filename: info for info in archive.infolist()}
     except Exception as e:  # BadZipFile, struct and header errors of a damaged archive
         raise PyTorchFileError(f"{path}: a damaged zip archive ({e})") from None
@@ -105,9 +172,7 @@ def _read_zip(data: mmap.mmap, path: Path) -> object:
         start = _data_offset(data, info, path)
         if start + nbytes > len(data):
             raise PyTorchFileError(f"{path}: storage {key!r} runs past the end of the file")
-        found = Storage(
-            key, kind.dtype, numel, lambda: _elements(data, start, numel, kind, big_endian)
-        )
+        found = Storage(key, kind.dtype, numel, range_reader(path, start, kind.dtype, big_endian))
         storages[key] = found
         return found
 
@@ -135,7 +200,7 @@ def _data_offset(data: mmap.mmap, info: zipfile.ZipInfo, path: Path) -> int:
 
 
 def _read_legacy(data: mmap.mmap, path: Path) -> object:
-    stream = io.BytesIO(memoryview(data))
+    stream = MappedStream(data)
     where = f"{path} (legacy format)"
     header = []
     for what in ("magic number", "protocol version", "system info"):
@@ -184,14 +249,12 @@ def _read_legacy(data: mmap.mmap, path: Path) -> object:
                 f"{where}: storage {key!r} declares {count} elements; the pickle said {numel} "
                 f"and {len(data) - position} bytes are left"
             )
-        storages[key]._read = lambda start=position, count=count, kind=kind: _elements(
-            data, start, count, kind, big_endian
-        )
+        storages[key].read = range_reader(path, position, kind.dtype, big_endian)
         position += nbytes
     return obj
 
 
-def _plain_pickle(stream: io.BytesIO, where: str):
+def _plain_pickle(stream: MappedStream, where: str):
     """A header pickle: plain values only (no global is ever resolved)."""
 
     class _Plain(pickle.Unpickler):
@@ -208,7 +271,7 @@ def _plain_pickle(stream: io.BytesIO, where: str):
 
 
 def _unread(key: str, where: str):
-    def fail():
+    def fail(first: int, count: int):
         raise PyTorchFileError(f"{where}: storage {key!r} is used but its bytes are missing")
 
     return fail

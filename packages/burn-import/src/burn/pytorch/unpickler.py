@@ -59,22 +59,27 @@ class Storage:
     """One storage of the file: its element type, length, and where its bytes come from.
 
     Several tensors may view the same storage (shared storages, `t` and `t.t()` saved
-    together); the bytes are read once and cached.
+    together). A tensor that is one contiguous run of elements reads just that run; others
+    gather from the whole storage, read once and cached.
+
+    Args:
+        read: `read(first, count)` returns `count` elements from element `first` as a new
+            array (the caller has checked that they lie inside the storage).
     """
 
-    __slots__ = ("key", "dtype", "numel", "_read", "_array")
+    __slots__ = ("key", "dtype", "numel", "read", "_array")
 
-    def __init__(self, key: str, dtype: DType, numel: int, read: Callable[[], np.ndarray]):
+    def __init__(self, key: str, dtype: DType, numel: int, read: Callable[[int, int], np.ndarray]):
         self.key = key
         self.dtype = dtype
         self.numel = numel
-        self._read = read
+        self.read = read
         self._array: np.ndarray | None = None
 
     def array(self) -> np.ndarray:
-        """The storage's elements as a 1-D array (a view of the file's bytes where possible)."""
+        """The storage's elements as a 1-D array."""
         if self._array is None:
-            self._array = self._read()
+            self._array = self.read(0, self.numel)
         return self._array
 
 
@@ -99,9 +104,15 @@ class TensorRef:
         return self.storage.dtype
 
     def load(self) -> np.ndarray:
-        base = self.storage.array()
+        """The tensor's elements as a new C-contiguous array of its shape."""
         if 0 in self.shape:
-            return np.zeros(self.shape, dtype=base.dtype)
+            return np.zeros(self.shape, dtype=self.dtype.numpy)
+        count = math.prod(self.shape)
+        if self.stride == _contiguous_strides(self.shape):  # the common case: one run
+            if self.storage._array is None:
+                return self.storage.read(self.offset, count).reshape(self.shape)
+            return self.storage._array[self.offset : self.offset + count].reshape(self.shape).copy()
+        base = self.storage.array()
         item = base.itemsize
         view = np.lib.stride_tricks.as_strided(
             base[self.offset :],
@@ -113,6 +124,14 @@ class TensorRef:
 
     def __repr__(self) -> str:
         return f"TensorRef(shape={list(self.shape)}, dtype={self.dtype.value})"
+
+
+def _contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    strides, step = [], 1
+    for d in reversed(shape):
+        strides.append(step)
+        step *= max(d, 1)
+    return tuple(reversed(strides))
 
 
 def _check_geometry(storage, offset, size, stride, where: str) -> None:
@@ -205,11 +224,9 @@ class RestrictedUnpickler(pickle.Unpickler):
         return self._storages(pid[2], pid[1], pid[4])
 
 
-def restricted_load(
-    raw: bytes | io.BytesIO, storages: Callable[[str, StorageType, int], Storage], where: str
-):
-    """Unpickle one object; any failure becomes a `PyTorchFileError` naming `where`."""
-    file = raw if isinstance(raw, io.BytesIO) else io.BytesIO(raw)
+def restricted_load(raw, storages: Callable[[str, StorageType, int], Storage], where: str):
+    """Unpickle one object from bytes or a binary file; any failure is a `PyTorchFileError`."""
+    file = io.BytesIO(raw) if isinstance(raw, (bytes, bytearray)) else raw
     try:
         return RestrictedUnpickler(file, storages, where).load()
     except PyTorchFileError:

@@ -16,11 +16,15 @@ model = model.load_record(record)
 
 from __future__ import annotations
 
+import json
+import math
+import struct
 from pathlib import Path
 
 import numpy as np
 from burn.module import Module
 from burn.pytorch.adapter import LoadArgs, NamedTensor, NamedTensorRecord, layout_of, module_slots
+from burn.pytorch.reader import range_reader
 from burn.record import (
     FullPrecisionSettings,
     PrecisionSettings,
@@ -64,9 +68,18 @@ def _open(path: Path):
 
 
 def read_tensors(path) -> dict[str, NamedTensor]:
-    """The file's tensors by name, read on demand."""
+    """The file's tensors by name, read on demand.
+
+    The `safetensors` package validates the file first (the header's JSON, every byte range
+    inside the file and consistent with its shape and dtype); the ranges are then read
+    straight into new arrays.
+    """
     path = Path(path)
     handle = _open(path)
+    with open(path, "rb") as f:
+        (header_len,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(header_len))  # validated above by safe_open
+    start = 8 + header_len
     out: dict[str, NamedTensor] = {}
     for key in handle.keys():
         view = handle.get_slice(key)
@@ -74,15 +87,13 @@ def read_tensors(path) -> dict[str, NamedTensor]:
         dtype = _DTYPES.get(name)
         if dtype is None:
             raise SafetensorsError(f"{path}: tensor {key!r} has dtype {name}, which burn lacks")
-
-        def read(key=key, dtype=dtype) -> np.ndarray:
-            try:
-                array = handle.get_tensor(key)
-            except Exception as e:
-                raise SafetensorsError(f"{path}: tensor {key!r} cannot be read ({e})") from None
-            return np.asarray(array, dtype=dtype.numpy)
-
-        out[key] = NamedTensor(view.get_shape(), dtype, read)
+        shape = tuple(view.get_shape())
+        first, _ = header[key]["data_offsets"]
+        read = range_reader(path, start + first, dtype)
+        count = math.prod(shape)
+        out[key] = NamedTensor(
+            shape, dtype, lambda read=read, count=count, shape=shape: read(0, count).reshape(shape)
+        )
     return out
 
 
