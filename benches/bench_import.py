@@ -67,6 +67,12 @@ def read_all(record) -> int:
     return sum(tensor.read().nbytes for _, tensor in record.tensors.values())
 
 
+def check_values(record, arrays: dict[str, np.ndarray]) -> None:
+    """The timed loads must produce the real values: compare every tensor once."""
+    for key, (_, tensor) in record.tensors.items():
+        assert np.array_equal(tensor.read(), arrays[key]), key
+
+
 def main() -> None:
     def extra(parser):
         parser.add_argument("--params", type=float, default=100e6)
@@ -87,6 +93,7 @@ def main() -> None:
                 lambda: read_all(PyTorchFileRecorder().load(LoadArgs(pt_path))), repeats, warmup
             )
             theirs = median_ms(lambda: torch.load(pt_path, weights_only=True), repeats, warmup)
+            check_values(PyTorchFileRecorder().load(LoadArgs(pt_path)), arrays)
             rows.append(
                 [
                     ".pt (zip)",
@@ -100,6 +107,7 @@ def main() -> None:
             lambda: read_all(SafetensorsFileRecorder().load(LoadArgs(st_path))), repeats, warmup
         )
         theirs = median_ms(lambda: safetensors_numpy.load_file(str(st_path)), repeats, warmup)
+        check_values(SafetensorsFileRecorder().load(LoadArgs(st_path)), arrays)
         rows.append(
             [
                 "safetensors",
