@@ -10,6 +10,7 @@ from burn.module import Module
 from burn.ndarray import NdArray
 from burn.nn import (
     AdaptiveAvgPool2dConfig,
+    AvgPool1dConfig,
     AvgPool2dConfig,
     Conv1dConfig,
     Conv2dConfig,
@@ -18,16 +19,22 @@ from burn.nn import (
     EmbeddingConfig,
     Gelu,
     GroupNormConfig,
+    GruConfig,
     HardSigmoidConfig,
+    InstanceNormConfig,
     LayerNormConfig,
     LeakyReluConfig,
     LinearConfig,
+    LstmConfig,
+    MaxPool1dConfig,
     MaxPool2dConfig,
     MhaInput,
     MultiHeadAttentionConfig,
+    PaddingConfig1d,
     PaddingConfig2d,
     PReluConfig,
     Relu,
+    RmsNormConfig,
     Sigmoid,
     Silu,
     Tanh,
@@ -230,3 +237,39 @@ def test_arguments_are_checked(tmp_path):
         export(model, [rand(1, 2)], tmp_path / "m.onnx")
     with pytest.raises(ExportError, match="1 input names for 2"):
         export(Attention(), [x, x], tmp_path / "m.onnx", input_names=["a"])
+
+
+class Sequences(Module):
+    """1-d pools, instance and RMS norms, and the recurrent layers (unrolled over the steps)."""
+
+    def __init__(self):
+        self.max_pool = MaxPool1dConfig(2, stride=2).init()
+        self.avg_pool = AvgPool1dConfig(3, padding=PaddingConfig1d.Explicit(1)).init()
+        self.instance_norm = InstanceNormConfig(4).init()
+        self.rms_norm = RmsNormConfig(4).init()
+        self.lstm = LstmConfig(4, 5, True).init()
+        self.gru = GruConfig(5, 3, True).init()
+
+    def forward(self, x: Tensor) -> tuple[Tensor, Tensor]:
+        y = self.instance_norm(self.avg_pool(self.max_pool(x)))  # [2, 4, 4]
+        y = self.rms_norm(y.swap_dims(1, 2))  # [2, 4 steps, 4 features]
+        hidden, state = self.lstm(y)
+        return self.gru(hidden), state.hidden
+
+
+def test_sequence_layers(tmp_path):
+    check(Sequences(), tmp_path, rand(2, 4, 8))
+
+
+def test_a_shared_parameter_is_one_initializer(tmp_path):
+    class Tied(Module):
+        def __init__(self):
+            self.first = LinearConfig(3, 3).init()
+            self.second = self.first  # the same layer twice: tied weights
+
+        def forward(self, x):
+            return self.second(F.relu(self.first(x)))
+
+    proto = check(Tied(), tmp_path, rand(2, 3))
+    assert [i.name for i in proto.graph.initializer][:2] == ["first.weight", "first.bias"]
+    assert "second.weight" not in {i.name for i in proto.graph.initializer}

@@ -17,6 +17,7 @@ layer that emitted them, and the file is validated by `onnx.checker` before it i
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from onnx import helper
 __all__ = ["ExportError", "export"]
 
 MIN_OPSET = 16  # ScatterElements with reduction="add"
+_EXPORTING = threading.Lock()  # tracing patches module classes' forward: one export at a time
 
 
 def _ir_version(opset: int) -> int:
@@ -182,15 +184,22 @@ def export(
         graph_inputs.append(_value_info(name, t))
         traced_inputs.append(Tensor._make(tracer, Traced(t.primitive, name), t.kind))
 
-    param_paths = {id(p): path for path, p in model.named_params()}
-    by_id = {p.id: param_paths[id(p)] for p in model.params()}
+    by_id: dict = {}
+    for param_path, param in model.named_params():
+        by_id.setdefault(param.id, param_path)  # a shared parameter keeps its first path
+
+    made: dict = {}
 
     def to_tracer(pid, tensor: Tensor) -> Tensor:
-        name = graph.initializer(np.asarray(tensor.to_data().as_array()), by_id[pid])
+        name = made.get(pid)  # a parameter shared by two layers is one initializer
+        if name is None:
+            name = made[pid] = graph.initializer(
+                np.asarray(tensor.to_data().as_array()), by_id[pid]
+            )
         return Tensor._make(tracer, Traced(tensor.primitive, name), tensor.kind)
 
     traced_model = model.map(to_tracer)
-    with _scopes(traced_model, graph):
+    with _EXPORTING, _scopes(traced_model, graph):
         result = traced_model.forward(*traced_inputs)
     outputs = _outputs(result)
     out_names = _names(output_names, len(outputs), "output")
@@ -220,8 +229,12 @@ def export(
         onnx.checker.check_model(onnx_model, full_check=True)
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
         raise ExportError(f"export: the traced graph does not pass onnx.checker ({e})") from None
+    try:
+        raw = onnx_model.SerializeToString()
+    except ValueError as e:  # protobuf's 2 GB limit
+        raise ExportError(f"export: the model does not fit in one ONNX file ({e})") from None
     path = Path(path)
-    atomic_write(path, [onnx_model.SerializeToString()])
+    atomic_write(path, [raw])
     return path
 
 
