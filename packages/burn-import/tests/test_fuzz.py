@@ -181,3 +181,48 @@ def test_safetensors_huge_or_inconsistent_headers(tmp_path, raw):
     check_load(path)
     with pytest.raises(BurnError):
         load_everything(path)
+
+
+# ---------------------------------------------------------------------------- pickle bombs
+def _shared_dag(levels: int):
+    node: dict = {}
+    for _ in range(levels):
+        node = {"a": node, "b": node}  # 2**levels paths through `levels` dicts
+    return node
+
+
+def _self_containing():
+    items: list = []
+    items.append(items)
+    return {"w": items}
+
+
+def _deep(levels: int):
+    node: list = []
+    for _ in range(levels):
+        node = [node]
+    return {"w": node}
+
+
+@pytest.mark.parametrize(
+    "payload,message",
+    [
+        (b"\x80\x02N\x72\x00\x00\x00\x04.", "memo index 67108864"),  # LONG_BINPUT 2**26
+        (b"\x80\x02Np99999999\n.", "memo index 99999999"),
+        (pickle.dumps(_shared_dag(60), protocol=2), "nests or repeats"),
+        (pickle.dumps(_self_containing(), protocol=2), "contains itself"),
+        (pickle.dumps(_deep(300), protocol=2), "nests or repeats"),
+    ],
+    ids=["long-binput", "put", "shared-dag", "self-containing", "deep"],
+)
+def test_pickle_bombs_are_refused_quickly(tmp_path, payload, message):
+    path = tmp_path / "bomb.pt"
+    path.write_bytes(_zip(payload, b""))
+    tracemalloc.start()
+    try:
+        with pytest.raises(BurnError, match=message):
+            load_everything(path)
+    finally:
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    assert peak < SLACK

@@ -26,6 +26,7 @@ from burn.pytorch.unpickler import (
     StorageType,
     UnsafePickleError,
     restricted_load,
+    scan,
 )
 from burn.record import RecordNotFoundError
 from burn.tensor import DType
@@ -256,6 +257,7 @@ def _read_legacy(data: mmap.mmap, path: Path) -> object:
 
 def _plain_pickle(stream: MappedStream, where: str):
     """A header pickle: plain values only (no global is ever resolved)."""
+    scan(stream, where)
 
     class _Plain(pickle.Unpickler):
         def find_class(self, module, name):

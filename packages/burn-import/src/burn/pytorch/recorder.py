@@ -25,6 +25,42 @@ def _kind(obj) -> str:
     return "tensor" if isinstance(obj, TensorRef) else type(obj).__name__
 
 
+MAX_DEPTH = 100
+MAX_REVISITS = 10_000
+
+
+class _Budget:
+    """Bounds a walk of the unpickled tree.
+
+    A pickle can share one container many times (60 dicts, each holding the next twice, make
+    2**60 paths) or put a container inside itself; neither is a weight file. Containers seen
+    for the first time cost nothing (the file's size bounds them); visits to one seen before
+    are counted.
+    """
+
+    def __init__(self, path: str):
+        self.path = path
+        self.revisits = 0
+        self.seen: set[int] = set()
+        self.active: set[int] = set()
+
+    def enter(self, value, key: str, depth: int) -> None:
+        if id(value) in self.active:
+            raise PyTorchFileError(f"{self.path}: the pickled object contains itself at {key!r}")
+        if id(value) in self.seen:
+            self.revisits += 1
+        self.seen.add(id(value))
+        if depth > MAX_DEPTH or self.revisits > MAX_REVISITS:
+            raise PyTorchFileError(
+                f"{self.path}: the pickled object nests or repeats too much (at {key!r}): "
+                "not a weight file"
+            )
+        self.active.add(id(value))
+
+    def leave(self, value) -> None:
+        self.active.discard(id(value))
+
+
 def flatten_tensors(obj, path: str) -> dict[str, NamedTensor]:
     """Tensors of nested dicts and lists by dotted key (`encoder.layers.0.weight`).
 
@@ -33,18 +69,21 @@ def flatten_tensors(obj, path: str) -> dict[str, NamedTensor]:
     if not isinstance(obj, (Mapping, list, tuple)):
         raise RecordError(f"{path}: expected a dict of tensors, the file holds a {_kind(obj)}")
     out: dict[str, NamedTensor] = {}
+    budget = _Budget(path)
 
-    def walk(value, key: str) -> None:
+    def walk(value, key: str, depth: int) -> None:
         if isinstance(value, TensorRef):
             out[key] = NamedTensor(value.shape, value.dtype, value.load)
-        elif isinstance(value, Mapping):
-            for k, v in value.items():
-                walk(v, f"{key}.{k}" if key else str(k))
-        elif isinstance(value, (list, tuple)):
-            for i, v in enumerate(value):
-                walk(v, f"{key}.{i}" if key else str(i))
+            return
+        if not isinstance(value, (Mapping, list, tuple)):
+            return
+        budget.enter(value, key, depth)
+        items = value.items() if isinstance(value, Mapping) else enumerate(value)
+        for k, v in items:
+            walk(v, f"{key}.{k}" if key else str(k), depth + 1)
+        budget.leave(value)
 
-    walk(obj, "")
+    walk(obj, "", 0)
     return out
 
 
@@ -80,16 +119,20 @@ class PyTorchFileRecorder:
         return NamedTensorRecord(tensors, args, self.settings, device)
 
 
-def _plain(value, path: str):
+def _plain(value, budget: _Budget, key: str = "", depth: int = 0):
     if isinstance(value, TensorRef):
         return value.load().tolist()
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v, path) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v, path) for v in value]
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
-    raise PyTorchFileError(f"{path}: a config holds a {type(value).__name__}")
+    if not isinstance(value, (Mapping, list, tuple)):
+        raise PyTorchFileError(f"{budget.path}: a config holds a {type(value).__name__}")
+    budget.enter(value, key, depth)
+    if isinstance(value, Mapping):
+        out = {str(k): _plain(v, budget, f"{key}.{k}", depth + 1) for k, v in value.items()}
+    else:
+        out = [_plain(v, budget, f"{key}.{i}", depth + 1) for i, v in enumerate(value)]
+    budget.leave(value)
+    return out
 
 
 def config_from_file(path, top_level_key: str | None = None) -> dict:
@@ -100,4 +143,4 @@ def config_from_file(path, top_level_key: str | None = None) -> dict:
     obj = _select(read_file(path), top_level_key, str(path))
     if not isinstance(obj, Mapping):
         raise RecordError(f"{path}: expected a dict, the file holds a {_kind(obj)}")
-    return _plain(obj, str(path))
+    return _plain(obj, _Budget(str(path)))

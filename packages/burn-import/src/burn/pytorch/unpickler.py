@@ -17,6 +17,8 @@ import collections
 import io
 import math
 import pickle
+import pickletools
+import reprlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -150,8 +152,8 @@ def _check_geometry(storage, offset, size, stride, where: str) -> None:
     )
     if not ok:
         raise PyTorchFileError(
-            f"{where}: malformed tensor geometry (offset {offset!r}, size {size!r}, "
-            f"stride {stride!r})"
+            f"{where}: malformed tensor geometry (offset {reprlib.repr(offset)}, size "
+            f"{reprlib.repr(size)}, stride {reprlib.repr(stride)})"
         )
     if math.prod(size) == 0:
         return
@@ -177,15 +179,14 @@ class RestrictedUnpickler(pickle.Unpickler):
         super().__init__(file, encoding="utf-8")
         self._storages = storages
         self._where = where
-        where_ = where
 
         def rebuild_tensor(storage, offset, size, stride, *_ignored):
-            _check_geometry(storage, offset, size, stride, where_)
+            _check_geometry(storage, offset, size, stride, where)
             return TensorRef(storage, offset, size, stride)
 
         def rebuild_parameter(data, requires_grad=True, *_ignored):
             if not isinstance(data, TensorRef):
-                raise PyTorchFileError(f"{where_}: a parameter wraps {type(data).__name__}")
+                raise PyTorchFileError(f"{where}: a parameter wraps {type(data).__name__}")
             data.requires_grad = bool(requires_grad)
             return data
 
@@ -220,13 +221,40 @@ class RestrictedUnpickler(pickle.Unpickler):
             and pid[4] >= 0
         )
         if not ok:
-            raise PyTorchFileError(f"{self._where}: unknown persistent id {pid!r:.200}")
+            raise PyTorchFileError(f"{self._where}: unknown persistent id {reprlib.repr(pid)}")
         return self._storages(pid[2], pid[1], pid[4])
+
+
+_MEMO_PUTS = frozenset({"PUT", "BINPUT", "LONG_BINPUT"})
+
+
+def scan(file, where: str) -> None:
+    """Read one pickle's opcodes without running them, and put the file back where it was.
+
+    Python's unpickler sizes its memo by the largest index a PUT names: a 5-byte pickle could
+    make it allocate gigabytes. Picklers number memo entries in order, so an index beyond the
+    opcodes seen so far only comes from a crafted file, and is refused here.
+    """
+    start = file.tell()
+    try:
+        for count, (opcode, arg, _) in enumerate(pickletools.genops(file)):
+            if opcode.name in _MEMO_PUTS and not (isinstance(arg, int) and 0 <= arg <= count):
+                raise PyTorchFileError(f"{where}: memo index {arg} at opcode {count}: not a pickle")
+            if opcode.name == "STOP":
+                break
+    except PyTorchFileError:
+        raise
+    except Exception as e:  # truncated or unknown opcodes
+        raise PyTorchFileError(
+            f"{where}: not a readable pickle ({type(e).__name__}: {e})"
+        ) from None
+    file.seek(start)
 
 
 def restricted_load(raw, storages: Callable[[str, StorageType, int], Storage], where: str):
     """Unpickle one object from bytes or a binary file; any failure is a `PyTorchFileError`."""
     file = io.BytesIO(raw) if isinstance(raw, (bytes, bytearray)) else raw
+    scan(file, where)
     try:
         return RestrictedUnpickler(file, storages, where).load()
     except PyTorchFileError:
