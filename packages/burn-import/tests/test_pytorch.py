@@ -221,3 +221,31 @@ def test_missing_file_and_other_files():
         PyTorchFileRecorder().load(FIXTURES / "expected.npz")
     with pytest.raises(PyTorchFileError, match="not a PyTorch file"):
         PyTorchFileRecorder().load(FIXTURES / "cnn.safetensors")
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["zip", "legacy"])
+def test_fresh_files_written_by_torch(tmp_path, legacy):
+    """With torch installed: random views of every dtype, saved now, read back bit for bit."""
+    torch = pytest.importorskip("torch")
+    gen = torch.Generator().manual_seed(1)
+    dtypes = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64]
+    dtypes += [torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool]
+    state = {}
+    for i in range(30):
+        dtype = dtypes[i % len(dtypes)]
+        shape = torch.randint(1, 5, (int(torch.randint(1, 4, (1,), generator=gen)),), generator=gen)
+        base = (torch.randn(*shape.tolist(), 3, generator=gen) * 50).to(dtype)
+        view = base.transpose(0, -1) if i % 3 == 0 else base[..., 1:] if i % 3 == 1 else base
+        state[f"group{i % 4}.t{i}"] = view
+    path = tmp_path / "fresh.pt"
+    torch.save({"state_dict": state}, path, _use_new_zipfile_serialization=not legacy)
+    theirs = torch.load(path, weights_only=True)["state_dict"]
+    record = PyTorchFileRecorder().load(LoadArgs(path).with_top_level_key("state_dict"))
+    assert sorted(record.keys()) == sorted(theirs)
+    for key, tensor in theirs.items():
+        got = record.tensors[key][1].read()
+        want = tensor.contiguous()
+        if want.dtype == torch.bfloat16:
+            assert got.view(np.int16).tobytes() == want.view(torch.int16).numpy().tobytes(), key
+        else:
+            assert got.tobytes() == want.numpy().tobytes() and got.shape == want.shape, key

@@ -8,6 +8,7 @@ tables serve saving in PyTorch's layout, so a round trip is exact.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -51,7 +52,7 @@ class LoadArgs:
             lacks and ignore keys the module lacks (by default both are an error listing them).
     """
 
-    path: str
+    path: str | os.PathLike
     key_remaps: tuple[tuple[str, str], ...] = ()
     top_level_key: str | None = None
     debug_print: bool = False
@@ -246,7 +247,6 @@ class NamedTensorRecord(DeferredRecord):
 
     def resolve(self, module) -> dict | None:
         slots = module_slots(module, self.pytorch_layout)
-        by_path = {slot.path: slot for slot in slots}
         values: dict[str, TensorData] = {}
         used: set[str] = set()
         missing: list[str] = []
@@ -269,7 +269,7 @@ class NamedTensorRecord(DeferredRecord):
                 f"{self.args.path}: {'; '.join(parts)} (remap keys with "
                 "LoadArgs.with_key_remap, or load what matches with LoadArgs.with_partial())"
             )
-        return _fill(module, module.record_schema(), "", values, by_path)
+        return _fill(module, module.record_schema(), "", values)
 
     def _ignorable(self, slots: Iterable[Slot]) -> set[str]:
         out = set()
@@ -307,7 +307,7 @@ def _shorten(keys: list[str], limit: int = 12) -> str:
     return f"[{shown}{', ...' if len(keys) > limit else ''}]"
 
 
-def _fill(value, node, path: str, values: dict[str, TensorData], slots: dict[str, Slot]):
+def _fill(value, node, path: str, values: dict[str, TensorData]):
     """The module's record schema with the file's values (or the module's own) filled in."""
     node = unwrap_some(node)
     if isinstance(value, Param):
@@ -319,17 +319,15 @@ def _fill(value, node, path: str, values: dict[str, TensorData], slots: dict[str
         if node is None:
             return None
         return {
-            name: _fill(item, node[name], f"{path}.{name}" if path else name, values, slots)
+            name: _fill(item, node[name], f"{path}.{name}" if path else name, values)
             for name, item in value.fields()
         }
     if isinstance(value, (list, tuple)) and isinstance(node, (list, tuple)):
         items = [
-            _fill(v, n, f"{path}.{i}", values, slots)
+            _fill(v, n, f"{path}.{i}", values)
             for i, (v, n) in enumerate(zip(value, node, strict=True))
         ]
         return items if isinstance(node, list) else tuple(items)
     if isinstance(value, dict) and isinstance(node, dict):
-        return {
-            str(k): _fill(v, node[str(k)], f"{path}.{k}", values, slots) for k, v in value.items()
-        }
+        return {str(k): _fill(v, node[str(k)], f"{path}.{k}", values) for k, v in value.items()}
     return node

@@ -28,14 +28,20 @@ from burn.pytorch.unpickler import (
     restricted_load,
     scan,
 )
-from burn.record import RecordNotFoundError
+from burn.record import RecordError, RecordNotFoundError
 from burn.tensor import DType
 
 LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 LEGACY_PROTOCOL = 1001
 
 
-def range_reader(path: Path, start: int, element: DType, big_endian: bool = False):
+def range_reader(
+    path: Path,
+    start: int,
+    element: DType,
+    big_endian: bool = False,
+    error: type[RecordError] = PyTorchFileError,
+):
     """`read(first, count)`: elements of `element` type stored from byte `start` of `path`.
 
     Reading with `readinto` into a new array copies once, straight from the page cache, and
@@ -51,9 +57,9 @@ def range_reader(path: Path, start: int, element: DType, big_endian: bool = Fals
                 f.seek(start + first * dtype.itemsize)
                 got = f.readinto(raw)
         except OSError as e:
-            raise PyTorchFileError(f"{path}: cannot be read ({e.strerror})") from None
+            raise error(f"{path}: cannot be read ({e.strerror})") from None
         if got != raw.nbytes:
-            raise PyTorchFileError(f"{path}: the file changed while it was read")
+            raise error(f"{path}: the file changed while it was read")
         if big_endian and dtype.itemsize > 1:
             return out.view(dtype.newbyteorder(">")).astype(dtype)
         return out

@@ -89,7 +89,7 @@ def read_tensors(path) -> dict[str, NamedTensor]:
             raise SafetensorsError(f"{path}: tensor {key!r} has dtype {name}, which burn lacks")
         shape = tuple(view.get_shape())
         first, _ = header[key]["data_offsets"]
-        read = range_reader(path, start + first, dtype)
+        read = range_reader(path, start + first, dtype, error=SafetensorsError)
         count = math.prod(shape)
         out[key] = NamedTensor(
             shape, dtype, lambda read=read, count=count, shape=shape: read(0, count).reshape(shape)
