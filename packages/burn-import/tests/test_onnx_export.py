@@ -32,6 +32,7 @@ from burn.nn import (
     MultiHeadAttentionConfig,
     PaddingConfig1d,
     PaddingConfig2d,
+    PositionalEncodingConfig,
     PReluConfig,
     Relu,
     RmsNormConfig,
@@ -273,3 +274,19 @@ def test_a_shared_parameter_is_one_initializer(tmp_path):
     proto = check(Tied(), tmp_path, rand(2, 3))
     assert [i.name for i in proto.graph.initializer][:2] == ["first.weight", "first.bias"]
     assert "second.weight" not in {i.name for i in proto.graph.initializer}
+
+
+def test_plain_tensors_and_positional_encoding_become_constants(tmp_path):
+    class Shifted(Module):
+        def __init__(self):
+            self.encoding = PositionalEncodingConfig(4, max_sequence_size=16).init()
+            self.offset = Tensor.from_data(rand(1, 1, 4, seed=3))  # a constant, not a Param
+            self.fc = LinearConfig(4, 4).init()
+
+        def forward(self, x):
+            return self.fc(self.encoding(x) + self.offset)
+
+    model = Shifted()
+    offset = model.offset
+    check(model, tmp_path, rand(2, 5, 4))
+    assert model.offset is offset  # the user's module is left as it was

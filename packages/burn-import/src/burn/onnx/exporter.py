@@ -116,6 +116,23 @@ def _modules(model: Module) -> list[Module]:
     return found
 
 
+def _trace_constants(model: Module, backend, tracer: TracingBackend) -> None:
+    """Plain tensors held by the (copied) modules become constants of the graph."""
+
+    def convert(value):
+        if isinstance(value, Tensor) and value.backend is backend:
+            return Tensor._make(tracer, tracer.wrap(value.primitive), value.kind)
+        if isinstance(value, list):
+            return [convert(v) for v in value]
+        if isinstance(value, tuple) and not hasattr(value, "_fields"):
+            return tuple(convert(v) for v in value)
+        return value
+
+    for module in _modules(model):
+        for name, value in module.fields():
+            module.__dict__[name] = convert(value)
+
+
 def _outputs(result) -> list[Tensor]:
     if isinstance(result, Tensor):
         return [result]
@@ -199,6 +216,7 @@ def export(
         return Tensor._make(tracer, Traced(tensor.primitive, name), tensor.kind)
 
     traced_model = model.map(to_tracer)
+    _trace_constants(traced_model, backend, tracer)
     with _EXPORTING, _scopes(traced_model, graph):
         result = traced_model.forward(*traced_inputs)
     outputs = _outputs(result)
