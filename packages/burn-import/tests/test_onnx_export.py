@@ -42,8 +42,7 @@ from burn.nn import (
     TransformerEncoderConfig,
     TransformerEncoderInput,
 )
-from burn.onnx.export_graph import ExportError
-from burn.onnx.exporter import export
+from burn.onnx.exporter import ExportError, export
 from burn.tensor import Int, Tensor
 from burn.tensor import activation as F  # noqa: N812
 from test_pytorch import CnnBn

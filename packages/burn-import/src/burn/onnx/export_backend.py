@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 from burn.backend import Backend, Device
-from burn.backend.ops.module import _dims
 from burn.onnx import export_ops as ops
 from burn.onnx.export_graph import ExportError, GraphBuilder
 from burn.tensor import DType, TensorData
@@ -47,6 +46,13 @@ class TracingDevice(Device):
 
     def __repr__(self) -> str:
         return repr(self.inner)
+
+
+def _dims(value, n: int) -> tuple[int, ...]:
+    """Pool geometry as an n-tuple (1-d pools take plain ints)."""
+    if isinstance(value, int):
+        return (value,) * n
+    return tuple(int(v) for v in value)
 
 
 def _inner_device(device):
