@@ -45,7 +45,7 @@ from burn.nn import (
 from burn.onnx.exporter import ExportError, export
 from burn.tensor import Int, Tensor
 from burn.tensor import activation as F  # noqa: N812
-from test_pytorch import CnnBn
+from burn_import_reference import CnnBn
 
 ort = pytest.importorskip("onnxruntime")
 

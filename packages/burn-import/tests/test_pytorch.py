@@ -5,13 +5,10 @@ The fixtures and `expected.npz` come from tools/gen_pytorch_fixtures.py (run wit
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import ml_dtypes
 import numpy as np
 import pytest
 from burn.module import Module
-from burn.nn import BatchNormConfig, Conv1dConfig, Conv2dConfig, LayerNormConfig, LinearConfig
+from burn.nn import Conv1dConfig, LayerNormConfig, LinearConfig
 from burn.pytorch import LoadArgs, PyTorchFileError, PyTorchFileRecorder, config_from_file
 from burn.pytorch.reader import read_file
 from burn.pytorch.recorder import flatten_tensors
@@ -22,24 +19,8 @@ from burn.record import (
     RecordError,
     RecordNotFoundError,
 )
-from burn.tensor import DType, Tensor, TensorData
-from burn.tensor import activation as F  # noqa: N812
-
-FIXTURES = Path(__file__).parent / "fixtures"
-EXPECTED = dict(np.load(FIXTURES / "expected.npz"))
-
-
-def expected_of(name: str) -> dict[str, np.ndarray]:
-    out = {}
-    for key, value in EXPECTED.items():
-        file, _, rest = key.partition("/")
-        if file != name:
-            continue
-        if rest.endswith("#bf16"):
-            out[rest[: -len("#bf16")]] = value.view(ml_dtypes.bfloat16)
-        else:
-            out[rest] = value
-    return out
+from burn.tensor import DType, TensorData
+from burn_import_reference import FIXTURES, CnnBn, expected_of, predict
 
 
 def read_all(name: str) -> dict[str, np.ndarray]:
@@ -84,26 +65,10 @@ def test_views_share_one_storage_read():
 
 
 # ---------------------------------------------------------------------------- modules
-class CnnBn(Module):
-    def __init__(self, device=None):
-        self.conv = Conv2dConfig([2, 3], [3, 3]).init(device)
-        self.norm = BatchNormConfig(3).init(device)
-        self.fc = LinearConfig(3, 4).init(device)
-
-    def forward(self, x: Tensor) -> Tensor:
-        x = F.relu(self.norm(self.conv(x)))
-        return self.fc(x.mean_dim(3).mean_dim(2).flatten(1, 3))
-
-
-def _predict(model, name="cnn") -> tuple[np.ndarray, np.ndarray]:
-    x = Tensor.from_data(EXPECTED[f"{name}/input"])
-    return model.forward(x).to_data().as_array(), EXPECTED[f"{name}/output"]
-
-
 def test_cnn_with_batchnorm_predicts_as_torch():
     args = LoadArgs(FIXTURES / "cnn_checkpoint.pt").with_top_level_key("state_dict")
     model = CnnBn().load_record(PyTorchFileRecorder(FullPrecisionSettings).load(args))
-    got, want = _predict(model)
+    got, want = predict(model)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
     state = expected_of("cnn_checkpoint.pt")
     np.testing.assert_array_equal(
@@ -119,7 +84,7 @@ def test_cnn_with_batchnorm_predicts_as_torch():
 
 def test_legacy_file_loads_the_same_model():
     model = CnnBn().load_record(PyTorchFileRecorder().load(LoadArgs(FIXTURES / "cnn_legacy.pt")))
-    got, want = _predict(model)
+    got, want = predict(model)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 from burn.pytorch import LoadArgs, PyTorchFileRecorder
 from burn.record import HalfPrecisionSettings, RecordError
 from burn.safetensors import SafetensorsError, SafetensorsFileRecorder, save_safetensors
+from burn_import_reference import EXPECTED, FIXTURES, CnnBn, expected_of, predict
 from safetensors import safe_open
 from safetensors.numpy import load_file
-from test_pytorch import EXPECTED, CnnBn, _predict, expected_of
 
-FIXTURES = Path(__file__).parent / "fixtures"
 TORCH_STATE = {
     k.removeprefix("state_dict."): v
     for k, v in expected_of("cnn_checkpoint.pt").items()
@@ -28,7 +25,7 @@ def _from_torch() -> CnnBn:
 
 def test_a_file_written_by_torch_loads_and_predicts_the_same():
     model = CnnBn().load_record(SafetensorsFileRecorder().load(FIXTURES / "cnn.safetensors"))
-    got, want = _predict(model)
+    got, want = predict(model)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
@@ -73,7 +70,7 @@ def test_precision_settings_on_save(tmp_path):
     assert saved["fc.weight"].dtype == np.float16
     np.testing.assert_allclose(saved["fc.weight"], TORCH_STATE["fc.weight"], rtol=1e-3, atol=1e-3)
     model = CnnBn().load_record(SafetensorsFileRecorder().load(path))
-    got, want = _predict(model)
+    got, want = predict(model)
     np.testing.assert_allclose(got, want, rtol=1e-2, atol=1e-2)
 
 
