@@ -24,7 +24,7 @@ from burn.tensor import Tensor
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from model import NetConfig  # noqa: E402
+from pytorch_net import NetConfig  # noqa: E402
 
 
 def main() -> None:
