@@ -165,3 +165,23 @@ def test_payload_in_the_legacy_header_is_refused(tmp_path):
 
 def test_at_least_twenty_payloads():
     assert len(CASES) >= 20
+
+
+def test_extension_codes_are_refused_even_when_registered(tmp_path):
+    """EXT opcodes name globals through copyreg's registry and a process-wide cache."""
+    import copyreg
+
+    marker = tmp_path / "pwned"
+    code = 0x7FF0
+    copyreg.add_extension("os", "system", code)
+    try:
+        # EXT2 <code> (os.system once registered), one string argument, TUPLE1, REDUCE.
+        payload = b"\x80\x02\x83" + code.to_bytes(2, "little")
+        payload += f"Vtouch {marker}\n\x85R.".encode()
+        path = tmp_path / "model.pt"
+        path.write_bytes(as_zip(payload))
+        with pytest.raises(UnsafePickleError, match="extension code 32752"):
+            PyTorchFileRecorder().load(path)
+    finally:
+        copyreg.remove_extension("os", "system", code)
+    assert not marker.exists()

@@ -226,6 +226,9 @@ class RestrictedUnpickler(pickle.Unpickler):
 
 
 _MEMO_PUTS = frozenset({"PUT", "BINPUT", "LONG_BINPUT"})
+# Extension codes resolve through copyreg's registry and a process-wide cache that can answer
+# without asking `find_class`; `torch.save` never writes them.
+_REFUSED = frozenset({"EXT1", "EXT2", "EXT4"})
 
 
 def scan(file, where: str) -> None:
@@ -233,13 +236,19 @@ def scan(file, where: str) -> None:
 
     Python's unpickler sizes its memo by the largest index a PUT names: a 5-byte pickle could
     make it allocate gigabytes. Picklers number memo entries in order, so an index beyond the
-    opcodes seen so far only comes from a crafted file, and is refused here.
+    opcodes seen so far only comes from a crafted file, and is refused here, as are extension
+    codes (EXT1/2/4), which name globals without going through `find_class` when cached.
     """
     start = file.tell()
     try:
         for count, (opcode, arg, _) in enumerate(pickletools.genops(file)):
             if opcode.name in _MEMO_PUTS and not (isinstance(arg, int) and 0 <= arg <= count):
                 raise PyTorchFileError(f"{where}: memo index {arg} at opcode {count}: not a pickle")
+            if opcode.name in _REFUSED:
+                raise UnsafePickleError(
+                    f"{where}: the pickle names a global by extension code {arg} ({opcode.name}), "
+                    "which weight files never use; it was refused and nothing from the file was run"
+                )
             if opcode.name == "STOP":
                 break
     except PyTorchFileError:
