@@ -289,3 +289,22 @@ def test_plain_tensors_and_positional_encoding_become_constants(tmp_path):
     offset = model.offset
     check(model, tmp_path, rand(2, 5, 4))
     assert model.offset is offset  # the user's module is left as it was
+
+
+def test_integer_and_bool_results(tmp_path):
+    class Classify(Module):
+        def __init__(self):
+            self.fc = LinearConfig(4, 3).init()
+
+        def forward(self, x):
+            logits = self.fc(x)
+            masked = logits.mask_fill(logits.lower_elem(0.0), 0.0)
+            return logits.argmax(1), masked.greater_elem(0.1), (x * 10).int() % 3
+
+    model = Classify()
+    x = rand(5, 4)
+    ours = model.forward(Tensor.from_data(x))
+    path = export(model, Tensor.from_data(x), tmp_path / "m.onnx")
+    theirs = run_onnx(path, x)
+    for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_array_equal(b, a.to_data().as_array())
