@@ -5,6 +5,8 @@ The fixtures and `expected.npz` come from tools/gen_pytorch_fixtures.py (run wit
 
 from __future__ import annotations
 
+import zipfile
+
 import numpy as np
 import pytest
 from burn.module import Module
@@ -214,3 +216,21 @@ def test_fresh_files_written_by_torch(tmp_path, legacy):
             assert got.view(np.int16).tobytes() == want.view(torch.int16).numpy().tobytes(), key
         else:
             assert got.tobytes() == want.numpy().tobytes() and got.shape == want.shape, key
+
+
+def test_big_endian_archives(tmp_path):
+    """A file saved on a big-endian machine: `byteorder` says so and the storages are swapped."""
+    source = FIXTURES / "views.pt"
+    path = tmp_path / "big.pt"
+    with zipfile.ZipFile(source) as old, zipfile.ZipFile(path, "w") as new:
+        for info in old.infolist():
+            raw = old.read(info)
+            if info.filename.endswith("/byteorder"):
+                raw = b"big"
+            elif "/data/" in info.filename:
+                raw = np.frombuffer(raw, "<f4").astype(">f4").tobytes()
+            new.writestr(info.filename, raw)
+    assert read_all("views.pt").keys() == expected_of("views.pt").keys()
+    ours = {k: t.read() for k, t in flatten_tensors(read_file(path), "big").items()}
+    for key, want in expected_of("views.pt").items():
+        assert ours[key].dtype == np.float32 and ours[key].tobytes() == want.tobytes(), key
