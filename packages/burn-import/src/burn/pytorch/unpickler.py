@@ -7,8 +7,10 @@ imported, and every other global is refused with `UnsafePickleError` naming it, 
 from the file has been called.
 
 Storages arrive through `persistent_load` as `("storage", <type>, key, location, numel, ...)`;
-the caller supplies a `StorageSource` that checks the declared size against the bytes really in
-the file before anything is allocated.
+the caller supplies a function that maps them to `Storage`s, checking the declared size against
+the bytes really in the file before anything is allocated. Before unpickling, `scan` reads the
+opcodes without running them and refuses the ones that could make the unpickler itself allocate
+without bound or resolve a global behind the allowlist's back.
 """
 
 from __future__ import annotations
