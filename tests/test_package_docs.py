@@ -23,7 +23,7 @@ PACKAGES = ROOT / "packages"
 DISTS = sorted(p.parent.name for p in PACKAGES.glob("*/pyproject.toml"))
 
 # Its package is being built together with its README and CHANGELOG.
-IN_PROGRESS = {"burn-import"}
+IN_PROGRESS: set[str] = set()
 
 
 def _dist_param(dist: str):

@@ -18,7 +18,7 @@ import typing
 from pathlib import Path
 
 from burn.module.param import Param, ParamId
-from burn.record import ParamRecord, RecordError, Some, unwrap_some
+from burn.record import DeferredRecord, ParamRecord, RecordError, Some, unwrap_some
 from burn.tensor import BackendError, Bool, Int, Tensor, TensorData
 
 
@@ -231,8 +231,13 @@ class Module:
 
         The record must have this module's structure and shapes; otherwise a `RecordError`
         names the path, e.g. `encoder.layers.3.weight: expected [512, 2048], got [2048, 512]`.
-        With `strict=False`, fields the module does not have are ignored.
+        With `strict=False`, fields the module does not have are ignored. A `DeferredRecord`
+        (weights of another framework, e.g. from `burn.pytorch`) is first resolved against this
+        module, and goes to its own device unless `device` is given.
         """
+        if isinstance(record, DeferredRecord):
+            device = device if device is not None else record.device
+            record = record.resolve(self)
         return _load(self, record, "", device, strict)
 
     def save_file(self, path, recorder) -> Path:

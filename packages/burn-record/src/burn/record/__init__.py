@@ -9,7 +9,14 @@ recorder = NamedMpkFileRecorder(FullPrecisionSettings)
 ```
 """
 
-from burn.record.item import ParamRecord, RecordError, RecordNotFoundError, Some, unwrap_some
+from burn.record.item import (
+    DeferredRecord,
+    ParamRecord,
+    RecordError,
+    RecordNotFoundError,
+    Some,
+    unwrap_some,
+)
 from burn.record.recorder import (
     FORMAT_VERSION,
     BinBytesRecorder,
@@ -45,6 +52,7 @@ __all__ = [
     "CompactRecorder",
     "DefaultFileRecorder",
     "DefaultRecorder",
+    "DeferredRecord",
     "DoublePrecisionSettings",
     "FileRecorder",
     "FullPrecisionSettings",

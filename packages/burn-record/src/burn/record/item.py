@@ -13,6 +13,7 @@ and whoever stores it (a recorder) only agree on data:
 
 from __future__ import annotations
 
+import abc
 from dataclasses import dataclass
 
 from burn.tensor import BurnError, TensorData
@@ -69,3 +70,22 @@ class Some:
 def unwrap_some(node):
     """The node without its `Some` wrapper."""
     return node.value if isinstance(node, Some) else node
+
+
+class DeferredRecord(abc.ABC):
+    """A record whose final form depends on the module that loads it.
+
+    Weights written by another framework name and lay out parameters by that framework's
+    conventions (PyTorch's `Linear` weight is transposed, its norms say `weight` where ours say
+    `gamma`); only the loading module knows which convention applies where. `Module.load_record`
+    calls `resolve(module)` first and loads the plain record it returns.
+
+    Attributes:
+        device: where the loaded tensors go when `load_record` is not given a device.
+    """
+
+    device = None
+
+    @abc.abstractmethod
+    def resolve(self, module) -> dict | None:
+        """The plain record (nested dicts, lists, `ParamRecord`s) for `module`."""
