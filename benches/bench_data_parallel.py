@@ -15,6 +15,8 @@ evaluator. It reports the time of `fit` and the validation accuracy of the train
 d_ff 2048, dropout 0) and a linear head on synthetic tokens, `--batch` sequences of `--seq`
 tokens per rank, Adam. A hand-written loop times each step's parts, each ended by a device
 sync: forward and backward, the bucketed all-reduce (`GradientBuckets`), the optimizer.
+`--bucket-mb`, `--overlap` and `--wire-dtype bfloat16` (gradients sent in 2 bytes) vary the
+all-reduce, to measure what limits the scaling.
 `--compare-loss` halves the per-rank batch, trains the job, then trains the same global batch
 on rank 0 alone (same seeds) and prints both loss curves and the largest parameter difference.
 
@@ -250,7 +252,7 @@ def _tokens(step: int, rows: int, seq: int, vocab: int) -> tuple[np.ndarray, np.
     return tokens, (tokens * 7 + 3) % vocab
 
 
-def _train_transformer(args, comm, per_rank: int, steps: int, warmup: int) -> dict:
+def _train_transformer(args, comm, per_rank: int, steps: int, warmup: int, wire_dtype: str) -> dict:
     from burn.collective import GradientBuckets, broadcast_module
     from burn.optim import AdamConfig, GradientsParams
     from burn.tensor import Int, Tensor
@@ -262,7 +264,7 @@ def _train_transformer(args, comm, per_rank: int, steps: int, warmup: int) -> di
     backend.seed(args.seed)
     model = broadcast_module(_transformer_module()(args, device), comm)
     optimizer = AdamConfig().init()
-    buckets = GradientBuckets(comm, max(1, int(args.bucket_mb * 2**20)), args.overlap)
+    buckets = GradientBuckets(comm, max(1, int(args.bucket_mb * 2**20)), args.overlap, wire_dtype)
     global_rows = per_rank * comm.size
     parts: dict[str, list[float]] = {"step": [], "forward_backward": [], "all_reduce": []}
     parts["optimizer"] = []
@@ -290,13 +292,12 @@ def _train_transformer(args, comm, per_rank: int, steps: int, warmup: int) -> di
         if step >= warmup:
             for name, value in zip(parts, (t3 - t0, t1 - t0, t2 - t1, t3 - t2), strict=True):
                 parts[name].append(value * 1000.0)
-    wire = sum(b.buffer.nbytes for b in buckets._buckets if b.buffer is not None)
     return {
         "model": model,
         "losses": losses,
         "ms": {name: statistics.median(values) for name, values in parts.items()},
-        "bytes_all_reduced": int(wire),
-        "buckets": len(buckets._buckets),
+        "bytes_all_reduced": buckets.wire_bytes,
+        "buckets": buckets.num_buckets,
         "device": _device_name(device),
     }
 
@@ -307,7 +308,7 @@ def run_transformer(args, comm) -> dict:
     per_rank = args.batch // 2 if args.compare_loss else args.batch
     if per_rank < 1:
         raise SystemExit("--batch must be at least 2 with --compare-loss")
-    run = _train_transformer(args, comm, per_rank, args.steps, args.warmup)
+    run = _train_transformer(args, comm, per_rank, args.steps, args.warmup, args.wire_dtype)
     model = run.pop("model")
     count = sum(int(np.prod(p.dims())) for p in model.params())
     step_s = run["ms"]["step"] / 1000.0
@@ -324,13 +325,16 @@ def run_transformer(args, comm) -> dict:
     }
     if args.compare_loss:
         # The same global batch on rank 0 alone, from the same seed: the curve one process
-        # draws, and how far its parameters end from the job's.
+        # draws, and how far its parameters end from the job's (float32 gradients there).
         from mpi4py import MPI
 
         comm.barrier()
         if comm.rank == 0:
+            alone_comm = Communicator(MPI.COMM_SELF)
+            global_batch = per_rank * comm.size
+            # float32 gradients: what one process computes, whatever the job sent
             single = _train_transformer(
-                args, Communicator(MPI.COMM_SELF), per_rank * comm.size, args.steps, args.warmup
+                args, alone_comm, global_batch, args.steps, args.warmup, "float32"
             )
             alone = single.pop("model")
             diffs = [
@@ -375,7 +379,7 @@ def _report(args, comm, result: dict) -> None:
             ("steps/s", f"{result['steps_per_s']:.2f}"),
             ("tokens/s (job)", f"{result['tokens_per_s']:,.0f}"),
             ("bytes all-reduced / step", f"{result['bytes_all_reduced']:,}"),
-            ("buckets, overlap", f"{result['buckets']}, {args.overlap}"),
+            ("buckets, overlap, wire", f"{result['buckets']}, {args.overlap}, {args.wire_dtype}"),
             ("loss first -> last", f"{result['losses'][0]:.4f} -> {result['losses'][-1]:.4f}"),
         ]
     rows.append(("max param diff (ranks)", f"{result['max_param_difference']:.3g}"))
@@ -398,6 +402,12 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--out", default=None, help="write the results here as JSON (rank 0)")
     parser.add_argument("--bucket-mb", type=float, default=25.0)
     parser.add_argument("--overlap", action="store_true", help="non-blocking bucket reductions")
+    parser.add_argument(
+        "--wire-dtype",
+        choices=["float32", "bfloat16", "float16"],
+        default="float32",
+        help="the format gradients travel in (2-byte ones halve the bytes, rounded)",
+    )
     parser.add_argument("--compare-loss", action="store_true")
     parser.add_argument("--steps", type=int, default=None, help="timed steps (default 20)")
     parser.add_argument("--warmup", type=int, default=None, help="untimed steps (default 3)")
@@ -428,7 +438,9 @@ def main(argv: list[str] | None = None) -> None:
     comm = Communicator.world()
     abort_on_error(comm)
     if args.mode == "guide":
-        strategy = DataParallel(comm, bucket_size_mb=args.bucket_mb, overlap=args.overlap)
+        strategy = DataParallel(
+            comm, bucket_size_mb=args.bucket_mb, overlap=args.overlap, wire_dtype=args.wire_dtype
+        )
         result = run_guide(args, comm, strategy)
     else:
         result = run_transformer(args, comm)

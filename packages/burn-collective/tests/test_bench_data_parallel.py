@@ -69,3 +69,17 @@ def test_guide_epoch(tmp_path):
     assert result["epoch_s"] > 0
     assert 0.0 <= result["valid_accuracy"] <= 1.0 and result["valid_items"] == 256
     assert "valid accuracy" in stdout
+
+
+def test_transformer_with_bfloat16_gradients(tmp_path):
+    result, stdout = run_script(
+        tmp_path,
+        "transformer",
+        *("--backend", "ndarray", "--quick", "--compare-loss", "--wire-dtype", "bfloat16"),
+    )
+    assert result["identical"] and result["max_param_difference"] == 0.0
+    assert result["bytes_all_reduced"] == 2 * result["parameters"]  # half of float32's
+    # rounded gradients: close to one process's float32 training, not equal to it
+    assert 0.0 < result["max_param_difference_vs_single"] < 1e-3
+    assert result["max_loss_difference_vs_single"] < 1e-3
+    assert "bfloat16" in stdout

@@ -67,3 +67,44 @@ def test_a_job_of_one_trains_like_the_default_strategy(tmp_path):
 def test_bucket_size_must_be_positive(size):
     with pytest.raises(CollectiveError, match="bucket_size_mb must be positive"):
         DataParallel(bucket_size_mb=size)
+
+
+def _grads_of_squares(values: np.ndarray, backend):
+    from burn.optim import GradientsParams
+    from burn.tensor import Tensor
+
+    w = Tensor.from_data(values, backend.device()).require_grad()
+    return {"w": w}, GradientsParams({"w": w.grad((w * w).sum().backward())})
+
+
+@pytest.mark.parametrize("wire", ["bfloat16", "float16"])
+@pytest.mark.parametrize("backend_name", ["ndarray", "wgpu"])
+def test_gradients_travel_in_two_bytes_rounded_like_numpy(wire, backend_name):
+    from burn.collective import Communicator, GradientBuckets
+    from burn.tensor import DType
+
+    backend = Autodiff(NdArray)
+    if backend_name == "wgpu":
+        from burn.backend import Wgpu
+
+        backend = Autodiff(Wgpu)
+    values = np.random.default_rng(0).normal(size=257).astype(np.float32) * 3
+    params, grads = _grads_of_squares(values, backend)
+    buckets = GradientBuckets(Communicator.world(), overlap=True, wire_dtype=wire)
+    out = buckets.all_reduce(params, grads, items=3).get("w")
+    assert out.dtype is DType.F32 and out.dims() == [257]
+    rounded = (2.0 * values).astype({"bfloat16": DType.BF16, "float16": DType.F16}[wire].numpy)
+    np.testing.assert_array_equal(out.to_data().as_array(), rounded.astype(np.float32))
+    assert buckets.wire_bytes == 2 * 257 and buckets.num_buckets == 1
+    exact = GradientBuckets(Communicator.world())
+    exact.all_reduce(*_grads_of_squares(values, backend), items=3)
+    assert exact.wire_bytes == 4 * 257
+
+
+def test_wire_dtype_must_be_known():
+    from burn.collective import Communicator, GradientBuckets
+
+    with pytest.raises(CollectiveError, match="wire_dtype must be one of"):
+        GradientBuckets(Communicator.world(), wire_dtype="int8")
+    with pytest.raises(CollectiveError, match="wire_dtype"):
+        DataParallel(wire_dtype="float8", abort_on_error=False)

@@ -14,6 +14,7 @@ import traceback
 from typing import Any
 
 import numpy as np
+from burn.tensor import DType
 
 
 def _mpi() -> Any:
@@ -56,15 +57,16 @@ class Communicator:
 
     # ------------------------------------------------------------------ collectives
     def all_reduce_sum(self, buffer: np.ndarray) -> np.ndarray:
-        """Sum `buffer` over every rank, in place (blocking)."""
+        """Sum `buffer` over every rank, in place (blocking). float16 and bfloat16 buffers are
+        summed in float32 and rounded back (MPI has no sum of its own for them)."""
         MPI = _mpi()
-        self.comm.Allreduce(MPI.IN_PLACE, _contiguous(buffer), op=MPI.SUM)
+        self.comm.Allreduce(MPI.IN_PLACE, *_sum_args(_contiguous(buffer)))
         return buffer
 
     def start_all_reduce_sum(self, buffer: np.ndarray) -> Any:
         """Start summing `buffer` in place; `request.Wait()` finishes it."""
         MPI = _mpi()
-        return self.comm.Iallreduce(MPI.IN_PLACE, _contiguous(buffer), op=MPI.SUM)
+        return self.comm.Iallreduce(MPI.IN_PLACE, *_sum_args(_contiguous(buffer)))
 
     def broadcast(self, buffer: np.ndarray, root: int = 0) -> np.ndarray:
         """`root`'s `buffer` into every rank's `buffer` (same shape and dtype everywhere)."""
@@ -106,6 +108,30 @@ def _contiguous(buffer: np.ndarray) -> np.ndarray:
     if not isinstance(buffer, np.ndarray) or not buffer.flags.c_contiguous:
         raise TypeError("collectives work in place on a C-contiguous numpy array")
     return buffer
+
+
+_HALF_FLOATS = (DType.F16.numpy, DType.BF16.numpy)
+# One user-defined MPI sum per 2-byte float dtype (float16, bfloat16), created on first use.
+_HALF_SUMS: dict[np.dtype, Any] = {}
+
+
+def _sum_args(buffer: np.ndarray) -> tuple[Any, Any]:
+    """The (buffer, op) of a sum of `buffer`: MPI's own for the types it knows; for 2-byte
+    floats, the bits as 16-bit integers with an operation that adds them as floats."""
+    MPI = _mpi()
+    dtype = buffer.dtype
+    if dtype not in _HALF_FLOATS:
+        return buffer, MPI.SUM
+    op = _HALF_SUMS.get(dtype)
+    if op is None:
+
+        def add(source, target, datatype) -> None:
+            into = np.frombuffer(target, dtype)
+            total = np.frombuffer(source, dtype).astype(np.float32) + into.astype(np.float32)
+            into[:] = total.astype(dtype)
+
+        op = _HALF_SUMS[dtype] = MPI.Op.Create(add, commute=True)
+    return [buffer.view(np.uint16), MPI.UINT16_T], op
 
 
 _installed: list[Communicator] = []

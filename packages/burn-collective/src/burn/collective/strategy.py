@@ -42,6 +42,8 @@ class DataParallel:
         bucket_size_mb: how many megabytes of gradients one all-reduce carries (default 25).
         overlap: start each bucket's all-reduce without blocking and pack the next meanwhile
             (can pay with an MPI that progresses in the background; see `GradientBuckets`).
+        wire_dtype: the format gradients travel in: "float32" (default; exact), or "bfloat16"
+            / "float16" (half the bytes, rounded: see `GradientBuckets`).
         debug: check after every optimizer step that all ranks hold identical parameters
             (one hash per parameter gathered from every rank), raising `CollectiveError` if not.
         abort_on_error: make an uncaught exception on any rank abort the whole job (default).
@@ -60,6 +62,7 @@ class DataParallel:
         *,
         bucket_size_mb: float = DEFAULT_BUCKET_BYTES / 2**20,
         overlap: bool = False,
+        wire_dtype: str = "float32",
         debug: bool = False,
         abort_on_error: bool = True,
     ):
@@ -68,7 +71,9 @@ class DataParallel:
                 f"DataParallel: bucket_size_mb must be positive, got {bucket_size_mb!r}"
             )
         self.comm = comm if comm is not None else Communicator.world()
-        self.buckets = GradientBuckets(self.comm, max(1, int(bucket_size_mb * 2**20)), overlap)
+        self.buckets = GradientBuckets(
+            self.comm, max(1, int(bucket_size_mb * 2**20)), overlap, wire_dtype
+        )
         self.debug = bool(debug)
         self.reducer = MetricReducer(self.comm)
         self._metrics: dict = {}
