@@ -18,7 +18,17 @@ sync: forward and backward, the bucketed all-reduce (`GradientBuckets`), the opt
 `--bucket-mb`, `--overlap` and `--wire-dtype bfloat16` (gradients sent in 2 bytes) vary the
 all-reduce, to measure what limits the scaling.
 `--compare-loss` halves the per-rank batch, trains the job, then trains the same global batch
-on rank 0 alone (same seeds) and prints both loss curves and the largest parameter difference.
+on rank 0 alone (same seeds, no all-reduce) and prints both loss curves and the largest
+parameter difference.
+
+`--plain` (one process, no mpiexec) trains without `DataParallel` or any all-reduce: the
+baseline a 1-rank job is compared with, since a job of one still packs, copies to the host
+and back, and unpacks its gradients every step. The scaling of R ranks is the job's tokens
+(or items) per second over the plain run's:
+
+    python benches/bench_data_parallel.py transformer --plain --out t-plain.json
+    mpiexec -n 1 python benches/bench_data_parallel.py transformer --out t-1.json
+    mpiexec -n 2 python benches/bench_data_parallel.py transformer --out t-2.json
 
 Both end with the parameters checked identical on every rank (`assert_identical`, and the
 largest difference between ranks), a table on rank 0, and `--out FILE.json` for the results.
@@ -130,7 +140,7 @@ def run_guide(args, comm, strategy) -> dict:
     from training import TrainingConfig
 
     backend = _backend(args.backend)
-    device = strategy.device(backend)
+    device = backend.device() if strategy is None else strategy.device(backend)
     config = TrainingConfig(ModelConfig(num_classes=10, hidden_size=512), AdamConfig())
     config = config.with_num_epochs(1)
     if comm.rank == 0:
@@ -153,15 +163,18 @@ def run_guide(args, comm, strategy) -> dict:
         .build(train_set)
     )
     with tempfile.TemporaryDirectory() as artifacts:
-        learner = (
+        builder = (
             LearnerBuilder(artifacts)
             .metric_train_numeric(AccuracyMetric())
             .metric_train_numeric(LossMetric())
             .renderer(_Quiet())
             .devices([device])
             .num_epochs(config.num_epochs)
-            .with_training_strategy(strategy)
-            .build(config.model.init(device), config.optimizer.init(), config.learning_rate)
+        )
+        if strategy is not None:
+            builder = builder.with_training_strategy(strategy)
+        learner = builder.build(
+            config.model.init(device), config.optimizer.init(), config.learning_rate
         )
         comm.barrier()
         started = time.perf_counter()
@@ -252,19 +265,24 @@ def _tokens(step: int, rows: int, seq: int, vocab: int) -> tuple[np.ndarray, np.
     return tokens, (tokens * 7 + 3) % vocab
 
 
-def _train_transformer(args, comm, per_rank: int, steps: int, warmup: int, wire_dtype: str) -> dict:
-    from burn.collective import GradientBuckets, broadcast_module
+def _train_transformer(
+    args, comm, per_rank: int, steps: int, warmup: int, wire_dtype: str | None
+) -> dict:
+    """Train `warmup + steps` steps; `wire_dtype` None trains without any all-reduce (plain
+    one-process training, the baseline of the scaling)."""
+    from burn.collective import GradientBuckets, broadcast_module, rank_device
     from burn.optim import AdamConfig, GradientsParams
     from burn.tensor import Int, Tensor
 
     backend = _backend(args.backend)
-    from burn.collective import rank_device
-
     device = rank_device(backend, comm)
     backend.seed(args.seed)
     model = broadcast_module(_transformer_module()(args, device), comm)
     optimizer = AdamConfig().init()
-    buckets = GradientBuckets(comm, max(1, int(args.bucket_mb * 2**20)), args.overlap, wire_dtype)
+    buckets = None
+    if wire_dtype is not None:
+        bucket_bytes = max(1, int(args.bucket_mb * 2**20))
+        buckets = GradientBuckets(comm, bucket_bytes, args.overlap, wire_dtype)
     global_rows = per_rank * comm.size
     parts: dict[str, list[float]] = {"step": [], "forward_backward": [], "all_reduce": []}
     parts["optimizer"] = []
@@ -280,7 +298,8 @@ def _train_transformer(args, comm, per_rank: int, steps: int, warmup: int, wire_
         grads = GradientsParams.from_grads(loss.backward(), model)
         backend.sync(device)
         t1 = time.perf_counter()
-        grads = buckets.all_reduce(model, grads, per_rank)
+        if buckets is not None:
+            grads = buckets.all_reduce(model, grads, per_rank)
         backend.sync(device)
         t2 = time.perf_counter()
         model = optimizer.step(args.lr, model, grads)
@@ -296,8 +315,8 @@ def _train_transformer(args, comm, per_rank: int, steps: int, warmup: int, wire_
         "model": model,
         "losses": losses,
         "ms": {name: statistics.median(values) for name, values in parts.items()},
-        "bytes_all_reduced": buckets.wire_bytes,
-        "buckets": buckets.num_buckets,
+        "bytes_all_reduced": 0 if buckets is None else buckets.wire_bytes,
+        "buckets": 0 if buckets is None else buckets.num_buckets,
         "device": _device_name(device),
     }
 
@@ -308,7 +327,8 @@ def run_transformer(args, comm) -> dict:
     per_rank = args.batch // 2 if args.compare_loss else args.batch
     if per_rank < 1:
         raise SystemExit("--batch must be at least 2 with --compare-loss")
-    run = _train_transformer(args, comm, per_rank, args.steps, args.warmup, args.wire_dtype)
+    wire = None if args.plain else args.wire_dtype
+    run = _train_transformer(args, comm, per_rank, args.steps, args.warmup, wire)
     model = run.pop("model")
     count = sum(int(np.prod(p.dims())) for p in model.params())
     step_s = run["ms"]["step"] / 1000.0
@@ -332,9 +352,9 @@ def run_transformer(args, comm) -> dict:
         if comm.rank == 0:
             alone_comm = Communicator(MPI.COMM_SELF)
             global_batch = per_rank * comm.size
-            # float32 gradients: what one process computes, whatever the job sent
+            # no all-reduce, float32 gradients: what one process computes
             single = _train_transformer(
-                args, alone_comm, global_batch, args.steps, args.warmup, "float32"
+                args, alone_comm, global_batch, args.steps, args.warmup, None
             )
             alone = single.pop("model")
             diffs = [
@@ -358,8 +378,15 @@ def run_transformer(args, comm) -> dict:
 
 
 # ---------------------------------------------------------------------------- main
+def _reduction(args, result: dict) -> str:
+    if args.plain:
+        return "none (--plain)"
+    return f"{result['buckets']}, {args.overlap}, {args.wire_dtype}"
+
+
 def _report(args, comm, result: dict) -> None:
-    rows = [("ranks", str(comm.size)), ("backend", f"Autodiff({args.backend})")]
+    ranks = "1 (plain: no DataParallel)" if args.plain else str(comm.size)
+    rows = [("ranks", ranks), ("backend", f"Autodiff({args.backend})")]
     if args.mode == "guide":
         rows += [
             ("train items, global batch", f"{result['train_items']}, {result['global_batch']}"),
@@ -379,7 +406,7 @@ def _report(args, comm, result: dict) -> None:
             ("steps/s", f"{result['steps_per_s']:.2f}"),
             ("tokens/s (job)", f"{result['tokens_per_s']:,.0f}"),
             ("bytes all-reduced / step", f"{result['bytes_all_reduced']:,}"),
-            ("buckets, overlap, wire", f"{result['buckets']}, {args.overlap}, {args.wire_dtype}"),
+            ("buckets, overlap, wire", _reduction(args, result)),
             ("loss first -> last", f"{result['losses'][0]:.4f} -> {result['losses'][-1]:.4f}"),
         ]
     rows.append(("max param diff (ranks)", f"{result['max_param_difference']:.3g}"))
@@ -407,6 +434,11 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         choices=["float32", "bfloat16", "float16"],
         default="float32",
         help="the format gradients travel in (2-byte ones halve the bytes, rounded)",
+    )
+    parser.add_argument(
+        "--plain",
+        action="store_true",
+        help="one process without DataParallel or all-reduce: the baseline of the scaling",
     )
     parser.add_argument("--compare-loss", action="store_true")
     parser.add_argument("--steps", type=int, default=None, help="timed steps (default 20)")
@@ -436,11 +468,18 @@ def main(argv: list[str] | None = None) -> None:
     from burn.collective import Communicator, DataParallel, abort_on_error
 
     comm = Communicator.world()
+    if args.plain and comm.size > 1:
+        raise SystemExit("--plain is one process's training: run it without mpiexec -n > 1")
     abort_on_error(comm)
     if args.mode == "guide":
-        strategy = DataParallel(
-            comm, bucket_size_mb=args.bucket_mb, overlap=args.overlap, wire_dtype=args.wire_dtype
-        )
+        strategy = None
+        if not args.plain:
+            strategy = DataParallel(
+                comm,
+                bucket_size_mb=args.bucket_mb,
+                overlap=args.overlap,
+                wire_dtype=args.wire_dtype,
+            )
         result = run_guide(args, comm, strategy)
     else:
         result = run_transformer(args, comm)

@@ -83,3 +83,26 @@ def test_transformer_with_bfloat16_gradients(tmp_path):
     assert 0.0 < result["max_param_difference_vs_single"] < 1e-3
     assert result["max_loss_difference_vs_single"] < 1e-3
     assert "bfloat16" in stdout
+
+
+def test_plain_baselines_run_without_all_reduce(tmp_path):
+    for mode in ("transformer", "guide"):
+        out = tmp_path / f"{mode}.json"
+        command = [sys.executable, str(SCRIPT), mode, "--backend", "ndarray", "--quick"]
+        command += ["--plain", "--out", str(out)]
+        result = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, env=ENV)
+        assert result.returncode == 0, result.stderr[-3000:]
+        data = json.loads(out.read_text())
+        assert data["ranks"] == 1 and data["identical"]
+        if mode == "transformer":
+            assert data["bytes_all_reduced"] == 0 and data["buckets"] == 0
+            assert data["losses"][-1] < data["losses"][0]
+        else:
+            assert data["train_items"] == 512 and 0.0 <= data["valid_accuracy"] <= 1.0
+
+
+def test_plain_refuses_several_ranks(tmp_path):
+    command = [mpiexec(), "-n", "2", sys.executable, str(SCRIPT), "guide", "--plain"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, env=ENV)
+    assert result.returncode != 0
+    assert "--plain is one process's training" in result.stderr
