@@ -147,8 +147,7 @@ def run_guide(args, comm, strategy) -> dict:
         MnistDataset.train(), MnistDataset.test()  # build the cache once, before the others
     comm.barrier()
     backend.seed(config.seed + comm.rank)
-    train_items = 64 * 8 if args.quick else None
-    valid_items = 256 if args.quick else None
+    train_items, valid_items = args.train_items, args.valid_items
     train_set, valid_set = MnistDataset.train(), MnistDataset.test()
     if train_items is not None:
         train_set = PartialDataset(train_set, 0, train_items)
@@ -450,13 +449,15 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--heads", type=int, default=None)
     parser.add_argument("--d-ff", type=int, default=None)
     parser.add_argument("--vocab", type=int, default=None)
+    parser.add_argument("--train-items", type=int, default=None, help="guide: default all")
+    parser.add_argument("--valid-items", type=int, default=None, help="guide: default all")
     parser.add_argument("--lr", type=float, default=1e-4)
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
     full = dict(steps=20, warmup=3, batch=32, seq=128, layers=6, d_model=512, heads=8)
     full.update(d_ff=2048, vocab=1000)
     quick = dict(steps=3, warmup=1, batch=4, seq=8, layers=2, d_model=32, heads=4)
-    quick.update(d_ff=64, vocab=50)
+    quick.update(d_ff=64, vocab=50, train_items=512, valid_items=256)
     for name, value in (quick if args.quick else full).items():
         if getattr(args, name) is None:
             setattr(args, name, value)
