@@ -9,7 +9,9 @@ recorder = NamedMpkFileRecorder(FullPrecisionSettings)
 ```
 """
 
+from burn.record.atomic import atomic_write
 from burn.record.item import ParamRecord, RecordError, RecordNotFoundError, Some, unwrap_some
+from burn.record.limits import MAX_RECORD_BYTES, max_record_bytes
 from burn.record.recorder import (
     FORMAT_VERSION,
     BinBytesRecorder,
@@ -27,7 +29,6 @@ from burn.record.recorder import (
     PrettyJsonFileRecorder,
     Recorder,
     SensitiveCompactRecorder,
-    atomic_write,
 )
 from burn.record.settings import (
     DoublePrecisionSettings,
@@ -50,6 +51,7 @@ __all__ = [
     "FullPrecisionSettings",
     "HalfPrecisionSettings",
     "JsonGzFileRecorder",
+    "MAX_RECORD_BYTES",
     "NamedMpkBytesRecorder",
     "NamedMpkFileRecorder",
     "NamedMpkGzFileRecorder",
@@ -62,5 +64,6 @@ __all__ = [
     "SensitiveCompactRecorder",
     "Some",
     "atomic_write",
+    "max_record_bytes",
     "unwrap_some",
 ]
