@@ -16,6 +16,7 @@ import os
 import sqlite3
 import threading
 import uuid
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,8 @@ class SqliteDataset(Dataset[I]):
         self.item_type = item_type
         self._local = threading.local()
         self._pid = os.getpid()
+        self._open: list[tuple[weakref.ref, sqlite3.Connection]] = []
+        self._open_lock = threading.Lock()
         if not self.db_file.is_file():
             raise DatasetError(f"SqliteDataset: no database file at {self.db_file}")
         conn = self._conn()
@@ -104,6 +107,8 @@ class SqliteDataset(Dataset[I]):
     def _conn(self) -> sqlite3.Connection:
         if self._pid != os.getpid():
             self._local = threading.local()
+            self._open = []
+            self._open_lock = threading.Lock()
             self._pid = os.getpid()
         conn = getattr(self._local, "conn", None)
         if conn is None:
@@ -113,16 +118,34 @@ class SqliteDataset(Dataset[I]):
             except sqlite3.Error as e:
                 raise DatasetError(f"SqliteDataset: cannot open {self.db_file}: {e}") from None
             self._local.conn = conn
+            self._track(conn)
         return conn
+
+    def _track(self, conn: sqlite3.Connection) -> None:
+        """Close the connections of threads that have ended (each DataLoader epoch starts new
+        worker threads; without this their connections stay open until a garbage collection)."""
+        with self._open_lock:
+            kept = []
+            for owner, other in self._open:
+                thread = owner()
+                if thread is not None and thread.is_alive():
+                    kept.append((owner, other))
+                else:
+                    other.close()
+            kept.append((weakref.ref(threading.current_thread()), conn))
+            self._open = kept
 
     def __getstate__(self):
         state = self.__dict__.copy()
-        del state["_local"]
+        for name in ("_local", "_open", "_open_lock"):
+            del state[name]
         return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)
         self._local = threading.local()
+        self._open = []
+        self._open_lock = threading.Lock()
         self._pid = os.getpid()
 
     def _decode(self, values: Sequence[Any]):
