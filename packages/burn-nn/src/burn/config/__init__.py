@@ -320,6 +320,11 @@ class _ConfigMethods:
             return cls(**values)
         except TypeError as e:
             raise ConfigError(f"{where}: {e}") from None
+        except ConfigError as e:  # a check of the class's own (`__post_init__`): add the file
+            text = str(e)
+            if where.endswith(cls.__name__) and text.startswith(cls.__name__ + "."):
+                raise ConfigError(where[: -len(cls.__name__)] + text) from None
+            raise ConfigError(f"{where}: {text}") from None
 
     @classmethod
     def from_dict(cls, data: dict):

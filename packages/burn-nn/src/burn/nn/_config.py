@@ -32,8 +32,11 @@ def _fallback(cls):
 
 
 def config(cls):
-    """Declare a config class: annotated fields, defaults, `with_<field>()` copies."""
-    return (_config or _fallback)(cls)
+    """Declare a config class: annotated fields, defaults, `with_<field>()` copies; the ranges
+    of its numeric fields are checked when it is built (see `_checks`)."""
+    from burn.nn._checks import with_range_checks
+
+    return with_range_checks((_config or _fallback)(cls))
 
 
 try:  # pragma: no cover
@@ -54,6 +57,11 @@ class Variants(_ConfigBase):
 
     _variants: dict[str, type] = {}
     _newtype = False
+
+    def __post_init__(self) -> None:
+        from burn.nn._checks import check_variant
+
+        check_variant(self)
 
     def _fields(self) -> dict:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
@@ -76,13 +84,13 @@ class Variants(_ConfigBase):
             raise _ConfigError(
                 f"{where}: unknown variant {name!r} (expected one of {sorted(cls._variants)})"
             )
-        if variant._newtype:
-            return variant(payload)
-        if not isinstance(payload, dict):
-            raise _ConfigError(f"{where}.{name}: expected an object of fields, got {payload!r}")
         try:
+            if variant._newtype:
+                return variant(payload)
+            if not isinstance(payload, dict):
+                raise _ConfigError(f"expected an object of fields, got {payload!r}")
             return variant(**payload)
-        except TypeError as e:
+        except (TypeError, _ConfigError) as e:
             raise _ConfigError(f"{where}.{name}: {e}") from None
 
     @classmethod
