@@ -138,10 +138,12 @@ def _convert(tp, value, where: str):
             return int(value)
         raise ConfigError(f"{where}: expected int, got {_describe(value)}")
     if tp is float:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-        if hasattr(value, "dtype") and getattr(value.dtype, "kind", "") in "iuf":
-            return float(value)
+        numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if numeric or (hasattr(value, "dtype") and getattr(value.dtype, "kind", "") in "iuf"):
+            try:
+                return float(value)
+            except OverflowError:
+                raise ConfigError(f"{where}: {_describe(value)} is too large for a float") from None
         raise ConfigError(f"{where}: expected float, got {_describe(value)}")
     if tp is str:
         if isinstance(value, str):
@@ -157,7 +159,10 @@ def _convert(tp, value, where: str):
 
 
 def _describe(value) -> str:
-    text = repr(value)
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):  # an int of thousands of digits, deep nesting
+        text = "(too large to show)"
     if len(text) > 40:
         text = text[:37] + "..."
     return f"{type(value).__name__} {text}"
@@ -336,7 +341,9 @@ class _ConfigMethods:
         """Build from JSON text; errors name `where` (a file) when given."""
         try:
             data = json.loads(text)
-        except json.JSONDecodeError as e:
+        except RecursionError:
+            raise ConfigError(f"{where or cls.__name__}: JSON nested too deeply") from None
+        except ValueError as e:  # bad JSON, or an integer of thousands of digits
             raise ConfigError(f"{where or cls.__name__}: not valid JSON ({e})") from None
         return cls._from_dict(data, f"{where}: {cls.__name__}" if where else cls.__name__)
 

@@ -20,7 +20,7 @@ import re
 import typing
 from collections.abc import Callable
 
-from burn.config import ConfigError, _convert
+from burn.config import ConfigError, _convert, _describe
 
 _SIZES = (
     "d_input d_output d_model d_ff d_hidden n_heads n_layers n_embedding num_features "
@@ -68,7 +68,7 @@ def check_ranges(config) -> None:
                 continue  # None, or a variant (e.g. a PaddingConfig): typed, not ranged
             if isinstance(v, float) and not math.isfinite(v) or not ok(v):
                 where = f"{cls.__name__}.{name}" + (f"[{i}]" if value is values else "")
-                raise ConfigError(f"{where}: must be {words}, got {v!r}")
+                raise ConfigError(f"{where}: must be {words}, got {_describe(v)}")
 
 
 def with_range_checks(cls):
@@ -106,7 +106,7 @@ def check_variant(variant) -> None:
             value = _convert(hints[field.name], value, where)
             object.__setattr__(variant, field.name, value)
         if isinstance(value, float) and not math.isfinite(value):
-            raise ConfigError(f"{where}: must be finite, got {value!r}")
+            raise ConfigError(f"{where}: must be finite, got {_describe(value)}")
         rule = _variant_rule(field.name)
         if rule is not None and isinstance(value, (int, float)) and not rule[1](value):
-            raise ConfigError(f"{where}: must be {rule[0]}, got {value!r}")
+            raise ConfigError(f"{where}: must be {rule[0]}, got {_describe(value)}")

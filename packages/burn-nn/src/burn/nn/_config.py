@@ -42,6 +42,7 @@ def config(cls):
 try:  # pragma: no cover
     from burn.config import Config as _ConfigBase
     from burn.config import ConfigError as _ConfigError
+    from burn.config import _describe
 except ImportError:  # pragma: no cover
     _ConfigBase = object
     _ConfigError = ValueError
@@ -77,7 +78,9 @@ class Variants(_ConfigBase):
     def _from_dict(cls, data, where: str):
         if not isinstance(data, dict) or len(data) != 1:
             names = sorted(cls._variants)
-            raise _ConfigError(f"{where}: expected one of {names} as {{name: value}}, got {data!r}")
+            raise _ConfigError(
+                f"{where}: expected one of {names} as {{name: value}}, got {_describe(data)}"
+            )
         ((name, payload),) = data.items()
         variant = cls._variants.get(name)
         if variant is None or not issubclass(variant, cls):
@@ -88,7 +91,7 @@ class Variants(_ConfigBase):
             if variant._newtype:
                 return variant(payload)
             if not isinstance(payload, dict):
-                raise _ConfigError(f"expected an object of fields, got {payload!r}")
+                raise _ConfigError(f"expected an object of fields, got {_describe(payload)}")
             return variant(**payload)
         except (TypeError, _ConfigError) as e:
             raise _ConfigError(f"{where}.{name}: {e}") from None
