@@ -20,7 +20,7 @@ import re
 import typing
 from collections.abc import Callable
 
-from burn.config import ConfigError, _convert, _describe
+from burn.config import ConfigError, _convert
 
 _SIZES = (
     "d_input d_output d_model d_ff d_hidden n_heads n_layers n_embedding num_features "
@@ -35,6 +35,15 @@ _NON_NEGATIVE = (
     "epsilon weight_decay penalty dampening lr_decay delta min_lr initial_lr init_lr final_lr"
 ).split()
 _POSITIVE = "scale_factor theta gamma".split()
+
+
+def _show(value) -> str:
+    """`repr(value)`, short; an int of thousands of digits has no repr."""
+    try:
+        text = repr(value)
+    except ValueError:
+        return "(a number too large to show)"
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _rule(name: str) -> tuple[str, Callable[[float], bool]] | None:
@@ -68,7 +77,7 @@ def check_ranges(config) -> None:
                 continue  # None, or a variant (e.g. a PaddingConfig): typed, not ranged
             if isinstance(v, float) and not math.isfinite(v) or not ok(v):
                 where = f"{cls.__name__}.{name}" + (f"[{i}]" if value is values else "")
-                raise ConfigError(f"{where}: must be {words}, got {_describe(v)}")
+                raise ConfigError(f"{where}: must be {words}, got {_show(v)}")
 
 
 def with_range_checks(cls):
@@ -106,7 +115,7 @@ def check_variant(variant) -> None:
             value = _convert(hints[field.name], value, where)
             object.__setattr__(variant, field.name, value)
         if isinstance(value, float) and not math.isfinite(value):
-            raise ConfigError(f"{where}: must be finite, got {_describe(value)}")
+            raise ConfigError(f"{where}: must be finite, got {_show(value)}")
         rule = _variant_rule(field.name)
         if rule is not None and isinstance(value, (int, float)) and not rule[1](value):
-            raise ConfigError(f"{where}: must be {rule[0]}, got {_describe(value)}")
+            raise ConfigError(f"{where}: must be {rule[0]}, got {_show(value)}")
