@@ -29,6 +29,8 @@ from burn.data.errors import DatasetError, DatasetIndexError
 
 _TABLES = "select name from sqlite_master where type = 'table' and name not like 'sqlite_%'"
 _LENGTH = "select coalesce(max(row_id), 0) from {}"
+# What reading a damaged file raises: sqlite's errors, and text that is not UTF-8.
+_READ_ERRORS = (sqlite3.Error, ValueError)
 _IDENT_OK = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
@@ -76,7 +78,7 @@ class SqliteDataset(Dataset[I]):
             raise DatasetError(f"SqliteDataset: no database file at {self.db_file}")
         try:
             self._inspect(split, item_type)
-        except sqlite3.Error as e:
+        except _READ_ERRORS as e:
             raise DatasetError(
                 f"SqliteDataset: {self.db_file} is not a readable SQLite database ({e}): "
                 "a damaged or partial file? delete it to have it rebuilt"
@@ -130,7 +132,7 @@ class SqliteDataset(Dataset[I]):
             uri = self.db_file.resolve().as_uri() + "?mode=ro"
             try:
                 conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
-            except sqlite3.Error as e:
+            except _READ_ERRORS as e:
                 raise DatasetError(f"SqliteDataset: cannot open {self.db_file}: {e}") from None
             self._local.conn = conn
             self._track(conn)
@@ -190,7 +192,7 @@ class SqliteDataset(Dataset[I]):
     def _query(self, sql: str, params: Sequence[Any], indices: Sequence[int]) -> list:
         try:
             return self._conn().execute(sql, params).fetchall()
-        except sqlite3.Error as e:
+        except _READ_ERRORS as e:
             shown = list(indices[:5]) + (["..."] if len(indices) > 5 else [])
             raise DatasetError(
                 f"SqliteDataset: reading {self.split} {shown} from {self.db_file} failed ({e}): "
@@ -257,7 +259,7 @@ def sqlite_splits(db_file: str | os.PathLike) -> list[str]:
             return [r[0] for r in conn.execute(_TABLES + " order by name")]
         finally:
             conn.close()
-    except sqlite3.Error as e:
+    except _READ_ERRORS as e:
         raise DatasetError(
             f"sqlite_splits: {path} is not a readable SQLite database ({e})"
         ) from None

@@ -183,7 +183,7 @@ def cache_damage(db_file: Path) -> str | None:
                     return f"the {split} split holds {count} rows, not {rows}"
         finally:
             conn.close()
-    except (OSError, sqlite3.Error) as e:
+    except (OSError, sqlite3.Error, ValueError) as e:
         return f"unreadable: {e}"
     return None
 
