@@ -338,3 +338,12 @@ def test_a_new_run_does_not_write_over_an_earlier_runs_checkpoints(tmp_path, toy
         builder.build(toy.model(toy.B.device()), AdamConfig().init(), 1e-2)
     assert earlier.read_bytes() == b"an earlier run"
     builder.overwrite().build(toy.model(toy.B.device()), AdamConfig().init(), 1e-2)
+
+
+def test_burn_train_errors_are_burn_errors():
+    from burn.tensor import BurnError
+    from burn.train import BatchSplitError, CheckpointError
+    from burn.train.metric import MetricError
+
+    for error in (CheckpointError, MetricError, BatchSplitError):
+        assert issubclass(error, BurnError), error
