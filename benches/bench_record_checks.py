@@ -86,7 +86,7 @@ def main() -> None:
     ]
     publish(
         SECTION,
-        "benches/bench_record_checks.py",
+        "bench_record_checks.py",
         f"a {len(raw) / 2**20:.0f} MiB named MessagePack record (8 f32 tensors), median of "
         f"{repeats} runs after {warmup} warm-up",
         machine(),
@@ -95,7 +95,8 @@ def main() -> None:
         "The checks are per tensor and per node, not per byte, so the checked load costs about "
         "what the bare decode does; the bounded inflater works in 4 MiB steps into one buffer. "
         "A CRC-32 would add the last row's ratio to every load of an uncompressed record, and "
-        "cannot be added to the Rust Burn layout without breaking it, so it is not done.",
+        "cannot be added to the Rust Burn layout without breaking it, so it is not done. The "
+        "machine is shared: read the ratios, not the milliseconds.",
         args.quick,
     )
 
