@@ -79,3 +79,10 @@ def test_bad_padding_payloads_are_refused_at_load():
         data["padding"] = padding
         with pytest.raises(ConfigError, match="Conv2dConfig.padding"):
             Conv2dConfig.from_dict(data)
+
+
+def test_a_failed_save_is_a_config_error_naming_the_path(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(ConfigError, match=r"cannot save config LinearConfig: .*file/sub"):
+        LinearConfig(2, 3).save(blocker / "sub" / "config.json")

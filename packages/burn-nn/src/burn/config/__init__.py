@@ -30,7 +30,7 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from burn.record import atomic_write
+from burn.record import RecordError, atomic_write
 from burn.tensor import BurnError
 
 __all__ = ["Config", "ConfigError", "config", "is_config"]
@@ -296,7 +296,10 @@ class _ConfigMethods:
     def save(self, path) -> Path:
         """Write the config as JSON to `path`, atomically; returns the path."""
         path = Path(os.fspath(path))
-        atomic_write(path, [self.to_json().encode("utf8")])
+        try:
+            atomic_write(path, [self.to_json().encode("utf8")])
+        except RecordError as e:  # the folder cannot be made, the disk is full, ...
+            raise ConfigError(f"cannot save config {type(self).__name__}: {e}") from None
         return path
 
     @classmethod
