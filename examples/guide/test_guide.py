@@ -142,3 +142,56 @@ def test_guide_trains_on_two_processes(tmp_path):
     losses = (artifacts / "train/epoch-1/Loss.log").read_text().splitlines()
     assert len(losses) == 10
     assert _mean(losses[-3:]) < _mean(losses[:3])
+
+
+def test_the_artifact_folder_of_an_earlier_run_is_refused_unless_overwrite(tmp_path):
+    from training import ArtifactFolderError, create_artifact_dir
+
+    folder = tmp_path / "run"
+    create_artifact_dir(str(folder))  # a new folder is created
+    (folder / "checkpoint").mkdir()
+    (folder / "checkpoint" / "model-1.mpk").write_bytes(b"x")
+    (folder / "config.json").write_text("{}")
+    with pytest.raises(ArtifactFolderError, match="earlier run; pass --overwrite"):
+        create_artifact_dir(str(folder))
+    create_artifact_dir(str(folder), overwrite=True)
+    assert folder.is_dir() and not list(folder.iterdir())
+
+
+def test_a_folder_with_other_files_is_never_touched(tmp_path):
+    from training import ArtifactFolderError, create_artifact_dir
+
+    (tmp_path / "notes.txt").write_text("mine")
+    (tmp_path / "config.json").write_text("{}")
+    for overwrite in (False, True):
+        with pytest.raises(ArtifactFolderError, match=r"not the guide's \(notes.txt\)"):
+            create_artifact_dir(str(tmp_path), overwrite=overwrite)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.json", "notes.txt"]
+
+
+def test_main_refuses_a_foreign_folder_before_training(tmp_path):
+    (tmp_path / "keep.txt").write_text("mine")
+    result = subprocess.run(
+        [sys.executable, str(MAIN), "--artifact-dir", str(tmp_path), "--overwrite"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "BURN_BACKEND": "NdArray"},
+    )
+    assert result.returncode == 2
+    assert "not the guide's (keep.txt)" in result.stderr
+    assert (tmp_path / "keep.txt").read_text() == "mine"
+
+
+def test_the_default_folder_moves_on_past_an_earlier_run(tmp_path):
+    from training import create_artifact_dir, fresh_artifact_dir
+
+    base = str(tmp_path / "guide")
+    assert fresh_artifact_dir(base) == base  # absent: taken as it is
+    create_artifact_dir(base)
+    assert fresh_artifact_dir(base) == base  # empty: still free
+    (tmp_path / "guide" / "config.json").write_text("{}")
+    assert fresh_artifact_dir(base) == f"{base}-2"
+    (tmp_path / "guide-2").mkdir()
+    (tmp_path / "guide-2" / "model.mpk").write_bytes(b"x")
+    assert fresh_artifact_dir(base) == f"{base}-3"

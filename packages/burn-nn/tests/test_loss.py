@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from burn.backend import Autodiff, NdArray
+from burn.config import ConfigError
 from burn.nn.loss import (
     BinaryCrossEntropyLossConfig,
     CrossEntropyLossConfig,
@@ -151,12 +152,12 @@ def test_configs_follow_burn():
     assert (bce.weights, bce.smoothing, bce.logits) == (None, None, False)
     config = CrossEntropyLossConfig().with_pad_tokens([0]).with_smoothing(0.1)
     assert CrossEntropyLossConfig.from_json(config.to_json()) == config
-    with pytest.raises(ValueError, match="smoothing"):
-        CrossEntropyLossConfig(smoothing=1.5).init()
+    with pytest.raises(ConfigError, match="CrossEntropyLossConfig.smoothing"):
+        CrossEntropyLossConfig(smoothing=1.5)
     with pytest.raises(ValueError, match="positive"):
         BinaryCrossEntropyLossConfig(weights=[1.0, 0.0]).init()
-    with pytest.raises(ValueError, match="non-negative"):
-        HuberLossConfig(-1.0).init()
+    with pytest.raises(ConfigError, match=r"HuberLossConfig\.delta: must be >= 0, got -1\.0"):
+        HuberLossConfig(-1.0)  # refused when built, not when first used
 
 
 def test_shape_errors_name_the_loss():

@@ -91,12 +91,13 @@ def test_invalid_configs_are_refused():
         ExponentialLrSchedulerConfig(0.1, 1.5).init()
     with pytest.raises(ValueError, match="Minimum learning rate"):
         CosineAnnealingLrSchedulerConfig(0.1, 10).with_min_lr(0.5).init()
-    with pytest.raises(ValueError, match="iterations"):
-        LinearLrSchedulerConfig(0.1, 0.01, 0).init()
-    with pytest.raises(ValueError, match="Step size"):
-        StepLrSchedulerConfig(0.1, 0).init()
-    with pytest.raises(ValueError, match="Model size"):
-        NoamLrSchedulerConfig(1.0).with_model_size(0).init()
+    # Sizes are refused when the config is built (ConfigError names the field).
+    with pytest.raises(ValueError, match=r"LinearLrSchedulerConfig\.num_iters: must be"):
+        LinearLrSchedulerConfig(0.1, 0.01, 0)
+    with pytest.raises(ValueError, match=r"StepLrSchedulerConfig\.step_size: must be"):
+        StepLrSchedulerConfig(0.1, 0)
+    with pytest.raises(ValueError, match=r"NoamLrSchedulerConfig\.model_size: must be"):
+        NoamLrSchedulerConfig(1.0).with_model_size(0)
 
 
 def test_constant_and_float():

@@ -147,10 +147,30 @@ def test_missing_key_and_extra_key():
     record = Encoder(device).into_record()
     record["layers"][0]["linear"]["extra"] = None
     with pytest.raises(
-        RecordError, match=r"layers\.0\.linear: the record has fields the module lacks"
+        RecordError, match=r"1 entry the module does not use: layers\.0\.linear\.extra \("
     ):
         Encoder(device).load_record(record)
     Encoder(device).load_record(record, strict=False)
+
+
+def test_strict_reports_every_entry_the_module_does_not_consume():
+    from burn.nn import LinearConfig
+
+    device = NdArray.device()
+    with_bias = LinearConfig(3, 2).init(device).into_record()
+    no_bias = LinearConfig(3, 2, bias=False).init(device)
+    with pytest.raises(RecordError, match=r"1 entry the module does not use: bias \("):
+        no_bias.load_record(with_bias)
+    loaded = no_bias.load_record(with_bias, strict=False)
+    assert loaded.bias is None
+    record = Encoder(device).into_record()
+    record["layers"][0]["linear"]["extra"] = 1
+    record["layers"][2]["linear"]["more"] = {"w": with_bias["weight"]}
+    record["unknown"] = []
+    with pytest.raises(RecordError, match="3 entries the module does not use") as caught:
+        Encoder(device).load_record(record)
+    for path in ("unknown", "layers.0.linear.extra", "layers.2.linear.more"):
+        assert path in str(caught.value)
 
 
 def test_wrong_length_and_kind():

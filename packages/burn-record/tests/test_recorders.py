@@ -299,7 +299,7 @@ def test_unsupported_dtype_is_named(tmp_path):
 
 
 def test_loading_never_builds_objects_named_by_the_file(tmp_path):
-    # A msgpack ext type (what an object-reviving format would use) stays inert data.
+    # A msgpack ext type (what an object-reviving format would use) is refused, never revived.
     import msgpack
 
     raw = msgpack.packb(
@@ -309,8 +309,8 @@ def test_loading_never_builds_objects_named_by_the_file(tmp_path):
         },
         use_bin_type=True,
     )
-    loaded = NamedMpkBytesRecorder().load(raw)
-    assert isinstance(loaded["x"], msgpack.ExtType)
+    with pytest.raises(RecordError, match=r"item\.x: a value of type ExtType is not record data"):
+        NamedMpkBytesRecorder().load(raw)
 
 
 def test_gzip_layouts_are_real_gzip(tmp_path):

@@ -324,3 +324,26 @@ def test_checkpoints_with_a_json_recorder(tmp_path, toy):
     learner.build(toy.model(toy.B.device()), AdamConfig().init(), 1e-2).fit(train, valid)
     assert (tmp_path / "checkpoint/model-1.json").is_file()
     assert (tmp_path / "checkpoint/optim-1.json").is_file()
+
+
+def test_a_new_run_does_not_write_over_an_earlier_runs_checkpoints(tmp_path, toy):
+    from burn.record import NamedMpkFileRecorder
+    from burn.train import CheckpointError
+
+    earlier = tmp_path / "checkpoint" / "model-1.mpk"
+    earlier.parent.mkdir()
+    earlier.write_bytes(b"an earlier run")
+    builder = LearnerBuilder(tmp_path).with_file_checkpointer(NamedMpkFileRecorder())
+    with pytest.raises(CheckpointError, match=r"model-1\.mpk\): resume with \.checkpoint"):
+        builder.build(toy.model(toy.B.device()), AdamConfig().init(), 1e-2)
+    assert earlier.read_bytes() == b"an earlier run"
+    builder.overwrite().build(toy.model(toy.B.device()), AdamConfig().init(), 1e-2)
+
+
+def test_burn_train_errors_are_burn_errors():
+    from burn.tensor import BurnError
+    from burn.train import BatchSplitError, CheckpointError
+    from burn.train.metric import MetricError
+
+    for error in (CheckpointError, MetricError, BatchSplitError):
+        assert issubclass(error, BurnError), error

@@ -14,7 +14,12 @@ from burn.data.dataloader import (
     split_dataloader,
 )
 from burn.data.dataset import Dataset, InMemDataset, as_dataset
-from burn.data.errors import DatasetError, DatasetIndexError, WorkerError
+from burn.data.errors import (
+    DataLoaderTimeoutError,
+    DatasetError,
+    DatasetIndexError,
+    WorkerError,
+)
 from burn.data.sqlite import SqliteDataset, SqliteDatasetWriter, sqlite_splits
 from burn.data.transform import (
     ComposedDataset,
@@ -44,6 +49,7 @@ __all__ = [
     "DataLoader",
     "DataLoaderBuilder",
     "DataLoaderIterator",
+    "DataLoaderTimeoutError",
     "Dataset",
     "DatasetError",
     "DatasetIndexError",

@@ -5,21 +5,26 @@ threads beat processes: SQLite and numpy release the GIL for the heavy part of a
 process pool pays for pickling every item back to the caller. Process workers remain available
 (`worker_kind("process")`) for item pipelines that are pure Python and CPU-bound; they read
 items only (the batcher then runs in the caller); thread workers read and batch.
+
+Failures are the caller's: an exception in a worker is raised by the loop that iterates, as the
+same exception with the worker's traceback; `timeout(seconds)` bounds the wait for any one
+batch (a `DataLoaderTimeoutError` names its items); Ctrl-C stops the workers and an epoch left
+early (`break`) stops them at once.
 """
 
 from __future__ import annotations
 
-import concurrent.futures as cf
-import multiprocessing
-import os
+import queue
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 from burn.data.dataset import Dataset, as_dataset
-from burn.data.errors import DatasetError, WorkerError
+from burn.data.errors import DataLoaderTimeoutError, DatasetError
 from burn.data.transform import PartialDataset, RngSource, make_rng
+from burn.data.workers import ProcessWorkers, ThreadWorkers, describe_items
 
 I_contra = TypeVar("I_contra", contravariant=True)
 O_co = TypeVar("O_co", covariant=True)
@@ -71,6 +76,7 @@ class DataLoaderBuilder(Generic[O]):
         self._worker_kind = "thread"
         self._prefetch = 2
         self._device = None
+        self._timeout: float | None = None
 
     def batch_size(self, n: int) -> DataLoaderBuilder[O]:
         if not isinstance(n, int) or n <= 0:
@@ -106,6 +112,20 @@ class DataLoaderBuilder(Generic[O]):
         self._prefetch = batches_per_worker
         return self
 
+    def timeout(self, seconds: float | None) -> DataLoaderBuilder[O]:
+        """The longest wait for any one batch from the workers (default: no limit).
+
+        When it passes, iterating raises `DataLoaderTimeoutError` naming the batch's items. It
+        applies with workers (`num_workers(n)`, n > 0); a stuck thread cannot be stopped and is
+        left behind as a daemon thread, a stuck process is terminated.
+        """
+        if seconds is not None and (
+            isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds <= 0
+        ):
+            raise DatasetError(f"DataLoaderBuilder.timeout: seconds > 0 or None, got {seconds!r}")
+        self._timeout = None if seconds is None else float(seconds)
+        return self
+
     def set_device(self, device) -> DataLoaderBuilder[O]:
         """The device handed to the batcher (default: `None`, the batcher's own default)."""
         self._device = device
@@ -122,6 +142,7 @@ class DataLoaderBuilder(Generic[O]):
             worker_kind=self._worker_kind,
             prefetch=self._prefetch,
             device=self._device,
+            timeout=self._timeout,
         )
 
 
@@ -146,6 +167,7 @@ class DataLoader(Generic[O]):
         prefetch: int = 2,
         device=None,
         rng: np.random.Generator | None = None,
+        timeout: float | None = None,
     ) -> None:
         self.dataset = dataset
         self.batcher = _as_batcher(batcher)
@@ -156,6 +178,7 @@ class DataLoader(Generic[O]):
         self.worker_kind = worker_kind
         self.prefetch = prefetch
         self.device = device
+        self.timeout = timeout
         self._rng = rng if rng is not None else (make_rng(seed) if shuffle else None)
 
     def _replace(self, **changes) -> DataLoader[O]:
@@ -169,6 +192,7 @@ class DataLoader(Generic[O]):
             worker_kind=self.worker_kind,
             prefetch=self.prefetch,
             device=self.device,
+            timeout=self.timeout,
         )
         args.update(changes)
         return DataLoader(args.pop("dataset"), args.pop("batcher"), **args)
@@ -205,23 +229,14 @@ class DataLoader(Generic[O]):
         )
 
 
-def _fetch_and_batch(loader: DataLoader, indices: list[int]):
-    return loader.batcher.batch(loader.dataset.get_many(indices), loader.device)
+class _Counter:
+    """Items yielded so far; shared by an iterator and its generator (which must not hold the
+    iterator: that cycle would keep the workers of an abandoned epoch alive until a GC)."""
 
+    __slots__ = ("processed",)
 
-# The dataset of a process pool, set once per worker by the initializer (so it is pickled once
-# per worker, not once per batch).
-_worker_dataset: Dataset | None = None
-
-
-def _init_process_worker(dataset: Dataset) -> None:
-    global _worker_dataset
-    _worker_dataset = dataset
-
-
-def _fetch_in_process(indices: list[int]) -> list:
-    assert _worker_dataset is not None
-    return _worker_dataset.get_many(indices)
+    def __init__(self) -> None:
+        self.processed = 0
 
 
 class DataLoaderIterator(Iterator[O]):
@@ -231,11 +246,15 @@ class DataLoaderIterator(Iterator[O]):
         self.loader = loader
         self.chunks = chunks
         self.total = total
-        self.processed = 0
-        self._gen = self._run()
+        self._counter = _Counter()
+        self._gen = _run(loader, chunks, self._counter)
+
+    @property
+    def processed(self) -> int:
+        return self._counter.processed
 
     def progress(self) -> Progress:
-        return Progress(self.processed, self.total)
+        return Progress(self._counter.processed, self.total)
 
     def __iter__(self) -> DataLoaderIterator[O]:
         return self
@@ -244,80 +263,72 @@ class DataLoaderIterator(Iterator[O]):
         return next(self._gen)
 
     def close(self) -> None:
-        """Stops the workers of an epoch left early (also done when the iterator is collected)."""
+        """Stops the workers of an epoch left early (also done when the iterator is dropped)."""
         self._gen.close()
 
-    def _emit(self, items: list) -> O:
-        batch = self.loader.batcher.batch(items, self.loader.device)
-        self.processed += len(items)
-        return batch
 
-    def _run(self):
-        loader = self.loader
-        if loader.num_workers == 0 or len(self.chunks) <= 1:
-            for chunk in self.chunks:
-                yield self._emit(loader.dataset.get_many(chunk))
-            return
-        if loader.worker_kind == "thread":
-            pool = cf.ThreadPoolExecutor(loader.num_workers, thread_name_prefix="burn-data")
+def _run(loader: DataLoader, chunks: list[list[int]], counter: _Counter):
+    """The batches of one epoch, in order, however many workers prepare them."""
+    batcher, device = loader.batcher, loader.device
+    if loader.num_workers == 0 or len(chunks) <= 1:
+        for chunk in chunks:
+            batch = batcher.batch(loader.dataset.get_many(chunk), device)
+            counter.processed += len(chunk)
+            yield batch
+        return
+    if loader.worker_kind == "thread":
+        dataset = loader.dataset
 
-            # Thread workers also run the batcher (as Burn's do): stacking and tensor creation
-            # are numpy work that releases the GIL, so it overlaps with the caller's step.
-            def submit(chunk):
-                return pool.submit(_fetch_and_batch, loader, chunk)
-        else:
-            method = (
-                "fork"
-                if "fork" in multiprocessing.get_all_start_methods() and os.name == "posix"
-                else "spawn"
-            )
-            pool = cf.ProcessPoolExecutor(
-                loader.num_workers,
-                mp_context=multiprocessing.get_context(method),
-                initializer=_init_process_worker,
-                initargs=(loader.dataset,),
-            )
+        # Thread workers also run the batcher (as Burn's do): stacking and tensor creation are
+        # numpy work that releases the GIL, so it overlaps with the caller's step.
+        def fetch_and_batch(indices: list[int]):
+            return batcher.batch(dataset.get_many(indices), device)
 
-            def submit(chunk):
-                return pool.submit(_fetch_in_process, chunk)
-
-        window = loader.num_workers * loader.prefetch
-        pending: list[cf.Future] = []
-        next_chunk = 0
-        try:
-            while next_chunk < len(self.chunks) or pending:
-                while next_chunk < len(self.chunks) and len(pending) < window:
-                    pending.append(submit(self.chunks[next_chunk]))
-                    next_chunk += 1
-                head = pending[0]
-                # Wait for the head batch, but wake on any failure so an error in a batch further
-                # ahead is raised now rather than after the batches before it.
-                while not head.done():
-                    done, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
-                    for future in done:
-                        if future.exception() is not None:
-                            _raise_worker_error(future)
-                if head.exception() is not None:
-                    _raise_worker_error(head)
-                pending.pop(0)
-                chunk = self.chunks[next_chunk - len(pending) - 1]
-                result = head.result()
-                if loader.worker_kind == "thread":
-                    self.processed += len(chunk)
-                    yield result
-                else:
-                    yield self._emit(result)
-        finally:
-            for future in pending:
-                future.cancel()
-            pool.shutdown(wait=False, cancel_futures=True)
-
-
-def _raise_worker_error(future: cf.Future) -> None:
-    error = future.exception()
-    if isinstance(error, cf.process.BrokenProcessPool):
-        raise WorkerError(f"DataLoader: a worker process died ({error})") from error
-    raise error
+        pool: ThreadWorkers | ProcessWorkers = ThreadWorkers(loader.num_workers, fetch_and_batch)
+    else:
+        pool = ProcessWorkers(loader.num_workers, loader.dataset)
+    window = loader.num_workers * loader.prefetch
+    done: dict[int, Any] = {}
+    submitted = 0
+    finished = left_early = False
+    try:
+        for number in range(len(chunks)):
+            while submitted < len(chunks) and submitted - number < window:
+                pool.submit(submitted, chunks[submitted])
+                submitted += 1
+            deadline = None if loader.timeout is None else time.monotonic() + loader.timeout
+            while number not in done:
+                try:
+                    got, ok, value = pool.get(0.25)
+                except queue.Empty:
+                    pool.check()
+                    if deadline is not None and time.monotonic() > deadline:
+                        raise DataLoaderTimeoutError(
+                            f"DataLoader: batch {number} ({describe_items(chunks[number])} of "
+                            f"the epoch's order) not ready after {loader.timeout:g} s; "
+                            f"{loader.num_workers} {pool.kind} worker(s) are stuck or too slow"
+                        ) from None
+                    continue
+                if not ok:  # raised now, even if batches before it are still on their way
+                    value.add_note(
+                        f"(raised in a DataLoader {pool.kind} worker, batch {got}: "
+                        f"{describe_items(chunks[got])})"
+                    )
+                    raise value
+                done[got] = value
+            batch = done.pop(number)
+            if pool.kind == "process":
+                batch = batcher.batch(batch, device)
+            counter.processed += len(chunks[number])
+            yield batch
+        finished = True
+    except GeneratorExit:  # left early (break, close): threads finish the batch they hold
+        left_early = True
+        raise
+    finally:
+        # After an error, a timeout or Ctrl-C a worker may be stuck: nobody waits for it.
+        wait = finished or (left_early and pool.kind == "thread")
+        pool.close(wait=wait)
 
 
 def split_dataloader(loader: DataLoader[O], devices: Sequence[Any]) -> list[DataLoader[O]]:

@@ -15,3 +15,7 @@ class DatasetIndexError(DatasetError, IndexError):
 
 class WorkerError(DatasetError, RuntimeError):
     """A DataLoader worker failed; the original exception is its `__cause__`."""
+
+
+class DataLoaderTimeoutError(WorkerError, TimeoutError):
+    """No batch came from the DataLoader's workers within its `timeout` (names the items)."""

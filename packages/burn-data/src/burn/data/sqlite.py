@@ -15,7 +15,9 @@ import dataclasses
 import os
 import sqlite3
 import threading
+import time
 import uuid
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,8 @@ from burn.data.errors import DatasetError, DatasetIndexError
 
 _TABLES = "select name from sqlite_master where type = 'table' and name not like 'sqlite_%'"
 _LENGTH = "select coalesce(max(row_id), 0) from {}"
+# What reading a damaged file raises: sqlite's errors, and text that is not UTF-8.
+_READ_ERRORS = (sqlite3.Error, ValueError)
 _IDENT_OK = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
@@ -68,8 +72,20 @@ class SqliteDataset(Dataset[I]):
         self.item_type = item_type
         self._local = threading.local()
         self._pid = os.getpid()
+        self._open: list[tuple[weakref.ref, sqlite3.Connection]] = []
+        self._open_lock = threading.Lock()
         if not self.db_file.is_file():
             raise DatasetError(f"SqliteDataset: no database file at {self.db_file}")
+        try:
+            self._inspect(split, item_type)
+        except _READ_ERRORS as e:
+            raise DatasetError(
+                f"SqliteDataset: {self.db_file} is not a readable SQLite database ({e}): "
+                "a damaged or partial file? delete it to have it rebuilt"
+            ) from None
+
+    def _inspect(self, split: str, item_type: Any) -> None:
+        """Find the split's layout (blob or columns) and length; sqlite errors go to the caller."""
         conn = self._conn()
         tables = [r[0] for r in conn.execute(_TABLES)]
         if split not in tables:
@@ -96,45 +112,92 @@ class SqliteDataset(Dataset[I]):
         cols = ", ".join(_quote(c) for c in self.columns)
         self._select_one = f"select {cols} from {_quote(split)} where row_id = ?"
         self._select_many = f"select row_id, {cols} from {_quote(split)} where row_id in ({{}})"
-        self._len = conn.execute(
-            f"select coalesce(max(row_id), 0) from {_quote(split)}"
-        ).fetchone()[0]
+        length = conn.execute(f"select coalesce(max(row_id), 0) from {_quote(split)}").fetchone()[0]
+        if not isinstance(length, int) or length < 0:
+            raise DatasetError(
+                f"SqliteDataset: table {split!r} of {self.db_file} has row_id {length!r}, "
+                "not a positive integer"
+            )
+        self._len = length
 
     # connections: one per thread, reopened after a fork
     def _conn(self) -> sqlite3.Connection:
         if self._pid != os.getpid():
             self._local = threading.local()
+            self._open = []
+            self._open_lock = threading.Lock()
             self._pid = os.getpid()
         conn = getattr(self._local, "conn", None)
         if conn is None:
             uri = self.db_file.resolve().as_uri() + "?mode=ro"
             try:
                 conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
-            except sqlite3.Error as e:
+            except _READ_ERRORS as e:
                 raise DatasetError(f"SqliteDataset: cannot open {self.db_file}: {e}") from None
             self._local.conn = conn
+            self._track(conn)
         return conn
+
+    def _track(self, conn: sqlite3.Connection) -> None:
+        """Close the connections of threads that have ended (each DataLoader epoch starts new
+        worker threads; without this their connections stay open until a garbage collection)."""
+        with self._open_lock:
+            kept = []
+            for owner, other in self._open:
+                thread = owner()
+                if thread is not None and thread.is_alive():
+                    kept.append((owner, other))
+                else:
+                    other.close()
+            kept.append((weakref.ref(threading.current_thread()), conn))
+            self._open = kept
 
     def __getstate__(self):
         state = self.__dict__.copy()
-        del state["_local"]
+        for name in ("_local", "_open", "_open_lock"):
+            del state[name]
         return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)
         self._local = threading.local()
+        self._open = []
+        self._open_lock = threading.Lock()
         self._pid = os.getpid()
 
-    def _decode(self, values: Sequence[Any]):
-        if self.blob_mode:
-            return build_item(
-                unpack_item(values[0]), self.item_type, where=f"{self.db_file}:{self.split}"
-            )
-        return build_item(
-            dict(zip(self.columns, values, strict=True)),
-            self.item_type,
-            where=f"{self.db_file}:{self.split}",
-        )
+    def _decode(self, values: Sequence[Any], index: int):
+        where = f"{self.db_file}:{self.split}[{index}]"
+        try:
+            if self.blob_mode:
+                if not isinstance(values[0], bytes):
+                    raise DatasetError(
+                        f"{where}: the item column holds {type(values[0]).__name__}, not a blob"
+                    )
+                row = unpack_item(values[0])
+                if self.item_type is not None and not isinstance(row, (Mapping, list, tuple)):
+                    raise DatasetError(
+                        f"{where}: the stored item cannot be read (a {type(row).__name__}, "
+                        f"not the fields of {getattr(self.item_type, '__name__', 'an item')})"
+                    )
+            else:
+                row = dict(zip(self.columns, values, strict=True))
+            return build_item(row, self.item_type, where=where)
+        except DatasetError:
+            raise
+        except Exception as e:  # msgpack and item constructors raise many unrelated types
+            raise DatasetError(
+                f"{where}: the stored item cannot be read ({type(e).__name__}: {_clip(e)})"
+            ) from None
+
+    def _query(self, sql: str, params: Sequence[Any], indices: Sequence[int]) -> list:
+        try:
+            return self._conn().execute(sql, params).fetchall()
+        except _READ_ERRORS as e:
+            shown = list(indices[:5]) + (["..."] if len(indices) > 5 else [])
+            raise DatasetError(
+                f"SqliteDataset: reading {self.split} {shown} from {self.db_file} failed ({e}): "
+                "a damaged file? delete it to have it rebuilt"
+            ) from None
 
     def len(self) -> int:
         return self._len
@@ -142,8 +205,8 @@ class SqliteDataset(Dataset[I]):
     def get(self, index: int) -> I | None:
         if not 0 <= index < self._len:
             return None
-        row = self._conn().execute(self._select_one, (index + 1,)).fetchone()
-        return None if row is None else self._decode(row)
+        rows = self._query(self._select_one, (index + 1,), [index])
+        return self._decode(rows[0], index) if rows else None
 
     def get_many(self, indices: Sequence[int]) -> list[I]:
         """The items at `indices` in one query per 900 rows (SQLite's parameter limit is 999)."""
@@ -154,19 +217,18 @@ class SqliteDataset(Dataset[I]):
                     f"SqliteDataset({self.split}): index {i} out of range 0..{self._len}"
                 )
         found: dict[int, Any] = {}
-        conn = self._conn()
         unique = sorted(set(indices))
         for start in range(0, len(unique), 900):
             part = unique[start : start + 900]
             query = self._select_many.format(", ".join("?" * len(part)))
-            for row in conn.execute(query, [i + 1 for i in part]):
+            for row in self._query(query, [i + 1 for i in part], part):
                 found[row[0] - 1] = row[1:]
         missing = [i for i in indices if i not in found]
         if missing:
             raise DatasetIndexError(
                 f"SqliteDataset({self.split}): no row for index {missing[0]} in {self.db_file}"
             )
-        return [self._decode(found[i]) for i in indices]
+        return [self._decode(found[i], i) for i in indices]
 
     def __repr__(self) -> str:
         mode = "item blob" if self.blob_mode else f"columns {self.columns}"
@@ -180,11 +242,27 @@ def _required(item_type, name: str) -> bool:
     return False
 
 
+def _clip(error: BaseException, limit: int = 160) -> str:
+    text = str(error)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def sqlite_splits(db_file: str | os.PathLike) -> list[str]:
     """The split (table) names of a database."""
-    uri = Path(db_file).resolve().as_uri() + "?mode=ro"
-    with sqlite3.connect(uri, uri=True) as conn:
-        return [r[0] for r in conn.execute(_TABLES + " order by name")]
+    path = Path(db_file)
+    if not path.is_file():
+        raise DatasetError(f"sqlite_splits: no database file at {path}")
+    uri = path.resolve().as_uri() + "?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True)
+        try:
+            return [r[0] for r in conn.execute(_TABLES + " order by name")]
+        finally:
+            conn.close()
+    except _READ_ERRORS as e:
+        raise DatasetError(
+            f"sqlite_splits: {path} is not a readable SQLite database ({e})"
+        ) from None
 
 
 class SqliteDatasetWriter:
@@ -206,7 +284,10 @@ class SqliteDatasetWriter:
                 f"SqliteDatasetWriter: {self.db_file} exists (pass overwrite=True to replace it)"
             )
         self.db_file.parent.mkdir(parents=True, exist_ok=True)
-        self.tmp_file = self.db_file.with_name(f".{self.db_file.name}.{uuid.uuid4().hex[:12]}.tmp")
+        remove_stale_temp_files(self.db_file)
+        self.tmp_file = self.db_file.with_name(
+            f".{self.db_file.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp"
+        )
         self._conn = sqlite3.connect(self.tmp_file, check_same_thread=False)
         # Nobody reads the temporary file, so durability per statement buys nothing; the file is
         # synced once before it is published.
@@ -358,6 +439,55 @@ def _column_type(value) -> type:
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes
     return str
+
+
+#: A writer's temporary file is removed once it is this old even if its process id is in use
+#: (by a process that reused the id after the writer died).
+STALE_AFTER_S = 24 * 3600.0
+
+
+def remove_stale_temp_files(db_file: Path) -> int:
+    """Remove temporary files of `db_file` left by writers that died (killed mid-build).
+
+    They are named `.<name>.<pid>.<random>.tmp`; one whose process is gone (or that is older
+    than `STALE_AFTER_S`) is removed. Returns how many were removed.
+    """
+    prefix = f".{db_file.name}."
+    removed = 0
+    try:
+        entries = list(os.scandir(db_file.parent))
+    except OSError:
+        return 0
+    for entry in entries:
+        rest = entry.name[len(prefix) :] if entry.name.startswith(prefix) else ""
+        parts = rest.split(".")
+        if len(parts) != 3 or parts[2] != "tmp" or not parts[0].isdigit():
+            continue
+        pid = int(parts[0])
+        try:
+            age = time.time() - entry.stat().st_mtime
+        except OSError:
+            continue
+        if pid == os.getpid() or (_process_alive(pid) and age < STALE_AFTER_S):
+            continue
+        try:
+            os.unlink(entry.path)
+            removed += 1
+        except OSError:
+            pass
+    return removed
+
+
+def _process_alive(pid: int) -> bool:
+    if os.name != "posix":
+        return True  # only the age rule applies
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def _fsync_dir(path: Path) -> None:

@@ -30,7 +30,7 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from burn.record import atomic_write
+from burn.record import RecordError, atomic_write
 from burn.tensor import BurnError
 
 __all__ = ["Config", "ConfigError", "config", "is_config"]
@@ -138,10 +138,12 @@ def _convert(tp, value, where: str):
             return int(value)
         raise ConfigError(f"{where}: expected int, got {_describe(value)}")
     if tp is float:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-        if hasattr(value, "dtype") and getattr(value.dtype, "kind", "") in "iuf":
-            return float(value)
+        numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if numeric or (hasattr(value, "dtype") and getattr(value.dtype, "kind", "") in "iuf"):
+            try:
+                return float(value)
+            except OverflowError:
+                raise ConfigError(f"{where}: {_describe(value)} is too large for a float") from None
         raise ConfigError(f"{where}: expected float, got {_describe(value)}")
     if tp is str:
         if isinstance(value, str):
@@ -157,7 +159,10 @@ def _convert(tp, value, where: str):
 
 
 def _describe(value) -> str:
-    text = repr(value)
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):  # an int of thousands of digits, deep nesting
+        text = "(too large to show)"
     if len(text) > 40:
         text = text[:37] + "..."
     return f"{type(value).__name__} {text}"
@@ -291,7 +296,10 @@ class _ConfigMethods:
     def save(self, path) -> Path:
         """Write the config as JSON to `path`, atomically; returns the path."""
         path = Path(os.fspath(path))
-        atomic_write(path, [self.to_json().encode("utf8")])
+        try:
+            atomic_write(path, [self.to_json().encode("utf8")])
+        except RecordError as e:  # the folder cannot be made, the disk is full, ...
+            raise ConfigError(f"cannot save config {type(self).__name__}: {e}") from None
         return path
 
     @classmethod
@@ -320,6 +328,11 @@ class _ConfigMethods:
             return cls(**values)
         except TypeError as e:
             raise ConfigError(f"{where}: {e}") from None
+        except ConfigError as e:  # a check of the class's own (`__post_init__`): add the file
+            text = str(e)
+            if where.endswith(cls.__name__) and text.startswith(cls.__name__ + "."):
+                raise ConfigError(where[: -len(cls.__name__)] + text) from None
+            raise ConfigError(f"{where}: {text}") from None
 
     @classmethod
     def from_dict(cls, data: dict):
@@ -331,7 +344,9 @@ class _ConfigMethods:
         """Build from JSON text; errors name `where` (a file) when given."""
         try:
             data = json.loads(text)
-        except json.JSONDecodeError as e:
+        except RecursionError:
+            raise ConfigError(f"{where or cls.__name__}: JSON nested too deeply") from None
+        except ValueError as e:  # bad JSON, or an integer of thousands of digits
             raise ConfigError(f"{where or cls.__name__}: not valid JSON ({e})") from None
         return cls._from_dict(data, f"{where}: {cls.__name__}" if where else cls.__name__)
 

@@ -231,14 +231,27 @@ class Module:
 
         The record must have this module's structure and shapes; otherwise a `RecordError`
         names the path, e.g. `encoder.layers.3.weight: expected [512, 2048], got [2048, 512]`.
-        With `strict=False`, fields the module does not have are ignored. A `DeferredRecord`
-        (weights of another framework, e.g. from `burn.pytorch`) is first resolved against this
-        module, and goes to its own device unless `device` is given.
+        With `strict=True` (the default) every entry of the record that the module does not
+        consume is an error, listed by path: a field the module lacks, or values where the
+        module holds none (a `Linear` without bias given a record with one). With
+        `strict=False` those entries are ignored. A `DeferredRecord` (weights of another
+        framework, e.g. from `burn.pytorch`) is first resolved against this module, and goes to
+        its own device unless `device` is given.
         """
         if isinstance(record, DeferredRecord):
             device = device if device is not None else record.device
             record = record.resolve(self)
-        return _load(self, record, "", device, strict)
+        unused: list[str] = []
+        loaded = _load(self, record, "", device, unused)
+        if strict and unused:
+            shown = ", ".join(unused[:20]) + (
+                f" and {len(unused) - 20} more" if len(unused) > 20 else ""
+            )
+            raise RecordError(
+                f"the record has {len(unused)} entr{'y' if len(unused) == 1 else 'ies'} the "
+                f"module does not use: {shown} (load with strict=False to ignore them)"
+            )
+        return loaded
 
     def save_file(self, path, recorder) -> Path:
         """Save the record with `recorder`; the recorder adds its extension. Returns the path."""
@@ -309,14 +322,28 @@ def _load_param(param: Param, node, path: str, device) -> Param:
     return Param(loaded, pid, param.require_grad)
 
 
-def _load(value, node, path: str, device, strict: bool):
+def _holds_values(node) -> bool:
+    """Whether a record node carries any parameter or tensor values."""
+    node = unwrap_some(node)
+    if isinstance(node, (ParamRecord, TensorData)):
+        return True
+    if isinstance(node, dict):
+        return any(_holds_values(v) for v in node.values())
+    if isinstance(node, (list, tuple)):
+        return any(_holds_values(v) for v in node)
+    return False
+
+
+def _load(value, node, path: str, device, unused: list[str]):
     node = unwrap_some(node)
     where = path or "record"
+    if not _has_params(value):
+        if _holds_values(node):
+            unused.append(where)
+        return value
     if isinstance(value, Param):
         return _load_param(value, node, where, device)
     if isinstance(value, Module):
-        if value.is_constant():
-            return value
         if not isinstance(node, dict):
             raise RecordError(
                 f"{where}: expected a {type(value).__name__} record, got {_describe(node)}"
@@ -327,20 +354,16 @@ def _load(value, node, path: str, device, strict: bool):
         if missing:
             raise RecordError(
                 f"{where}: the record has no {', '.join(repr(m) for m in missing)} "
-                f"(it has {sorted(node)})"
+                f"(it has {sorted(map(str, node))})"
             )
-        extra = [k for k in node if k not in names]
-        if extra and strict:
-            raise RecordError(f"{where}: the record has fields the module lacks: {extra}")
+        unused.extend(f"{path}.{k}" if path else str(k) for k in node if k not in names)
         new = copy.copy(value)
         for name, field in fields:
             new.__dict__[name] = _load(
-                field, node[name], f"{path}.{name}" if path else name, device, strict
+                field, node[name], f"{path}.{name}" if path else name, device, unused
             )
         return new
     if isinstance(value, (list, tuple)):
-        if not _has_params(value):
-            return value
         if not isinstance(node, (list, tuple)):
             raise RecordError(
                 f"{where}: expected a sequence of {len(value)}, got {_describe(node)}"
@@ -348,21 +371,20 @@ def _load(value, node, path: str, device, strict: bool):
         if len(node) != len(value):
             raise RecordError(f"{where}: expected {len(value)} items, the record has {len(node)}")
         items = [
-            _load(v, n, f"{path}.{i}", device, strict)
+            _load(v, n, f"{path}.{i}", device, unused)
             for i, (v, n) in enumerate(zip(value, node, strict=True))
         ]
         if isinstance(value, list):
             return items
         return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
     if isinstance(value, dict):
-        if not _has_params(value):
-            return value
         if not isinstance(node, dict):
             raise RecordError(f"{where}: expected a map of {len(value)}, got {_describe(node)}")
         missing = [k for k in value if str(k) not in node]
         if missing:
             raise RecordError(f"{where}: the record has no {missing}")
-        return {k: _load(v, node[str(k)], f"{path}.{k}", device, strict) for k, v in value.items()}
+        unused.extend(f"{path}.{k}" for k in node if k not in {str(j) for j in value})
+        return {k: _load(v, node[str(k)], f"{path}.{k}", device, unused) for k, v in value.items()}
     return value
 
 

@@ -1,6 +1,7 @@
 """What the layers, losses and optimizers declare their configs with.
 
-`config` is `burn.config.config`, imported here so every declaration names one place;
+`config` is `burn.config.config` plus the range checks of `_checks`, so every declaration
+names one place;
 `Variants` is the base of the enum-like configs whose variants carry data.
 """
 
@@ -8,9 +9,18 @@ from __future__ import annotations
 
 import dataclasses
 
-from burn.config import Config, ConfigError, config
+from burn.config import Config, ConfigError, _describe
+from burn.config import config as _config
 
 __all__ = ["Variants", "config"]
+
+
+def config(cls):
+    """Declare a config class: annotated fields, defaults, `with_<field>()` copies; the ranges
+    of its numeric fields are checked when it is built (see `_checks`)."""
+    from burn.nn._checks import with_range_checks
+
+    return with_range_checks(_config(cls))
 
 
 class Variants(Config):
@@ -23,6 +33,11 @@ class Variants(Config):
 
     _variants: dict[str, type] = {}
     _newtype = False
+
+    def __post_init__(self) -> None:
+        from burn.nn._checks import check_variant
+
+        check_variant(self)
 
     def _fields(self) -> dict:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
@@ -38,20 +53,22 @@ class Variants(Config):
     def _from_dict(cls, data, where: str):
         if not isinstance(data, dict) or len(data) != 1:
             names = sorted(cls._variants)
-            raise ConfigError(f"{where}: expected one of {names} as {{name: value}}, got {data!r}")
+            raise ConfigError(
+                f"{where}: expected one of {names} as {{name: value}}, got {_describe(data)}"
+            )
         ((name, payload),) = data.items()
         variant = cls._variants.get(name)
         if variant is None or not issubclass(variant, cls):
             raise ConfigError(
                 f"{where}: unknown variant {name!r} (expected one of {sorted(cls._variants)})"
             )
-        if variant._newtype:
-            return variant(payload)
-        if not isinstance(payload, dict):
-            raise ConfigError(f"{where}.{name}: expected an object of fields, got {payload!r}")
         try:
+            if variant._newtype:
+                return variant(payload)
+            if not isinstance(payload, dict):
+                raise ConfigError(f"expected an object of fields, got {_describe(payload)}")
             return variant(**payload)
-        except TypeError as e:
+        except (TypeError, ConfigError) as e:
             raise ConfigError(f"{where}.{name}: {e}") from None
 
     @classmethod

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from burn.config import ConfigError
 from burn.nn._config import Variants
 
 
@@ -46,9 +47,12 @@ class _Padding(Variants):
             return getattr(base, data)
         if isinstance(data, dict) and list(data) == ["Explicit"]:
             sizes = data["Explicit"]
-            sizes = [sizes] if isinstance(sizes, int) else list(sizes)
-            if len(sizes) == base.n:
-                return base.Explicit(*sizes)
+            sizes = [sizes] if isinstance(sizes, int) else sizes
+            if isinstance(sizes, (list, tuple)) and len(sizes) == base.n:
+                try:
+                    return base.Explicit(*sizes)
+                except ConfigError as e:
+                    raise ConfigError(f"{where}.Explicit: {e}") from None
         return super()._from_dict(data, where)
 
     def resolve(self, spatial, kernel, stride, dilation) -> tuple[int, ...]:

@@ -9,6 +9,7 @@ recorder = NamedMpkFileRecorder(FullPrecisionSettings)
 ```
 """
 
+from burn.record.atomic import atomic_write
 from burn.record.item import (
     DeferredRecord,
     ParamRecord,
@@ -17,6 +18,7 @@ from burn.record.item import (
     Some,
     unwrap_some,
 )
+from burn.record.limits import MAX_RECORD_BYTES, max_record_bytes
 from burn.record.recorder import (
     FORMAT_VERSION,
     BinBytesRecorder,
@@ -34,7 +36,6 @@ from burn.record.recorder import (
     PrettyJsonFileRecorder,
     Recorder,
     SensitiveCompactRecorder,
-    atomic_write,
 )
 from burn.record.settings import (
     DoublePrecisionSettings,
@@ -58,6 +59,7 @@ __all__ = [
     "FullPrecisionSettings",
     "HalfPrecisionSettings",
     "JsonGzFileRecorder",
+    "MAX_RECORD_BYTES",
     "NamedMpkBytesRecorder",
     "NamedMpkFileRecorder",
     "NamedMpkGzFileRecorder",
@@ -70,5 +72,6 @@ __all__ = [
     "SensitiveCompactRecorder",
     "Some",
     "atomic_write",
+    "max_record_bytes",
     "unwrap_some",
 ]

@@ -17,6 +17,7 @@ import struct
 
 import numpy as np
 from burn.record.item import ParamRecord, RecordError, Some
+from burn.record.limits import MAX_DEPTH, MAX_RANK
 from burn.tensor import DType, TensorData
 
 # Burn's DType variant names (serde's unit-variant form) for the dtypes burn models.
@@ -107,7 +108,9 @@ def dtype_from_burn(name, where: str) -> DType:
         name = next(iter(name))
     dtype = _FROM_BURN_NAMES.get(name) if isinstance(name, str) else None
     if dtype is None:
-        raise RecordError(f"{where}: tensor dtype {name!r} is not supported by burn for Python")
+        raise RecordError(
+            f"{where}: tensor dtype {_clip(name, 60)} is not supported by burn for Python"
+        )
     return dtype
 
 
@@ -116,20 +119,32 @@ def tensor_from_parts(raw, shape, dtype: DType, where: str) -> TensorData:
     if not isinstance(shape, (list, tuple)) or not all(
         isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape
     ):
-        raise RecordError(f"{where}: malformed tensor shape {shape!r}")
+        raise RecordError(f"{where}: malformed tensor shape {_clip(shape)}")
+    if len(shape) > MAX_RANK:
+        raise RecordError(
+            f"{where}: tensor of rank {len(shape)}, more than the {MAX_RANK} burn supports"
+        )
     count = 1
     for d in shape:
         count *= d
     expected = count * dtype.size()
     if len(raw) != expected:
         raise RecordError(
-            f"{where}: tensor of shape {list(shape)} and dtype {dtype.value} needs {expected} "
-            f"bytes, the record holds {len(raw)} (truncated or corrupt)"
+            f"{where}: tensor of shape {_clip(list(shape))} and dtype {dtype.value} needs "
+            f"{expected} bytes, the record holds {len(raw)} (truncated or corrupt)"
         )
+    if any(d >= 1 << 62 for d in shape):  # an empty tensor may still name absurd dims
+        raise RecordError(f"{where}: tensor dimension too large in shape {_clip(list(shape))}")
     array = np.frombuffer(raw, dtype=dtype.numpy.newbyteorder("<")).reshape(tuple(shape))
     if array.dtype != dtype.numpy:
         array = array.astype(dtype.numpy)
     return TensorData(array)
+
+
+def _clip(value, limit: int = 120) -> str:
+    """`repr(value)`, shortened: a hostile file must not make an error message huge."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 # ============================================================================ named trees
@@ -160,9 +175,17 @@ def _is_tensor(node) -> bool:
     return isinstance(node, dict) and set(node) == {"bytes", "shape", "dtype"}
 
 
-def from_named(node, where: str = "item"):
-    """A record node from a decoded named tree (MessagePack or JSON)."""
+def from_named(node, where: str = "item", depth: int = 0):
+    """A record node from a decoded named tree (MessagePack or JSON).
+
+    The tree is untrusted: map keys must be text and nesting is bounded by `MAX_DEPTH`.
+    """
+    if depth > MAX_DEPTH:
+        raise RecordError(f"{where}: nested more than {MAX_DEPTH} levels deep: not a record")
     if isinstance(node, dict):
+        for key in node:
+            if not isinstance(key, str):
+                raise RecordError(f"{where}: map key {_clip(key, 60)} is not text: corrupt record")
         if _is_tensor(node):
             raw = node["bytes"]
             if isinstance(raw, list):  # JSON: bytes as numbers
@@ -175,7 +198,7 @@ def from_named(node, where: str = "item"):
             dtype = dtype_from_burn(node["dtype"], f"{where}.dtype")
             return tensor_from_parts(raw, node["shape"], dtype, where)
         if set(node) == {"id", "param"} and isinstance(node["id"], str):
-            data = from_named(node["param"], f"{where}.param")
+            data = from_named(node["param"], f"{where}.param", depth + 1)
             if isinstance(data, TensorData):
                 return ParamRecord(node["id"], data)
             if isinstance(node["param"], dict) and "value" in node["param"]:
@@ -183,10 +206,12 @@ def from_named(node, where: str = "item"):
                     f"{where}: tensor stored in the layout of Burn before 0.14 "
                     "({value, shape}); supported: Burn 0.14 to 0.21"
                 )
-        return {k: from_named(v, f"{where}.{k}") for k, v in node.items()}
+        return {k: from_named(v, f"{where}.{k}", depth + 1) for k, v in node.items()}
     if isinstance(node, list):
-        return [from_named(v, f"{where}.{i}") for i, v in enumerate(node)]
-    return node
+        return [from_named(v, f"{where}.{i}", depth + 1) for i, v in enumerate(node)]
+    if node is None or isinstance(node, (bool, int, float, str, bytes)):
+        return node
+    raise RecordError(f"{where}: a value of type {type(node).__name__} is not record data")
 
 
 # ============================================================================ bincode
@@ -363,7 +388,7 @@ def decode_bincode_item(reader: _Reader, schema, variants: list[str]):
         n = reader.varint(f"{path}.bytes")
         raw = reader.take(n, f"{path}.bytes")
         rank = reader.varint(f"{path}.shape")
-        if rank > 64:
+        if rank > MAX_RANK:
             raise RecordError(f"{reader.where}: {path} has rank {rank}: corrupt data")
         shape = [reader.varint(f"{path}.shape") for _ in range(rank)]
         index = reader.varint(f"{path}.dtype")

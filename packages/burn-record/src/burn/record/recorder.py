@@ -7,16 +7,16 @@ interrupted save leaves the previous file as it was.
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
-import tempfile
 import zlib
 from pathlib import Path
 
 import msgpack
 from burn.record import formats
+from burn.record.atomic import atomic_write  # noqa: F401  (re-exported)
 from burn.record.item import RecordError, RecordNotFoundError
+from burn.record.limits import gunzip_bounded, read_record_file
 from burn.record.settings import (
     FullPrecisionSettings,
     HalfPrecisionSettings,
@@ -28,39 +28,6 @@ FORMAT_VERSION = "0.16.0"
 """The Burn version written in a record's metadata: the layout the files follow."""
 
 _GZIP_LEVEL = 6  # flate2's default, as Burn uses
-
-
-def atomic_write(path: Path, chunks) -> None:
-    """Write `chunks` to a temporary file beside `path`, sync it, then rename it over `path`.
-
-    A crash at any point leaves either the old file or the new one, never a torn one.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            for chunk in chunks:
-                f.write(chunk)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    try:  # make the rename itself durable (not possible on every platform)
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
 
 
 def sniff(raw: bytes) -> str:
@@ -165,10 +132,7 @@ class Recorder:
         if self.compressed:
             if raw[:2] != b"\x1f\x8b":
                 raise RecordError(self._wrong_layout(raw, where, "gzip-compressed"))
-            try:
-                raw = gzip.decompress(raw)
-            except (OSError, EOFError, zlib.error) as e:
-                raise RecordError(f"{where}: truncated or corrupt gzip data ({e})") from None
+            raw = gunzip_bounded(raw, where, self._implausible_head)
         if self.layout == "bin":
             return self._decode_bin(raw, schema, where)
         tree = self._decode_named(raw, where)
@@ -181,10 +145,31 @@ class Recorder:
     def load_metadata(self, raw: bytes, where: str = "record") -> dict:
         """Only the metadata of an encoded record (to see who wrote it)."""
         if self.compressed:
-            raw = gzip.decompress(raw)
+            raw = gunzip_bounded(raw, where, self._implausible_head)
         if self.layout == "bin":
             return formats.decode_bincode_metadata(formats._Reader(raw, where))
-        return self._decode_named(raw, where)["metadata"]
+        tree = self._decode_named(raw, where)
+        if not isinstance(tree, dict) or "metadata" not in tree:
+            raise RecordError(self._wrong_layout(raw, where, self._layout_words()))
+        return tree["metadata"]
+
+    def _implausible_head(self, head: bytes) -> str | None:
+        """Why the first inflated bytes cannot start a record of this layout (None if they can).
+
+        Checked before the rest is inflated, so that a compressed file of other content (a
+        bomb of zeros, say) is refused at its first kilobytes.
+        """
+        if not head:
+            return "the compressed data is empty"
+        if self.layout == "named_mpk":
+            ok = 0x80 <= head[0] <= 0x8F or head[0] in (0xDE, 0xDF)
+        elif self.layout == "json":
+            ok = head.lstrip()[:1] in (b"{", b"")
+        else:  # bincode starts with the float setting's name, a short string
+            ok = 0 < head[0] < 64
+        if ok:
+            return None
+        return f"the compressed data does not start like a {self._layout_words()} record"
 
     def _layout_words(self) -> str:
         return {"named_mpk": "named MessagePack", "json": "JSON", "bin": "bincode"}[self.layout]
@@ -204,8 +189,10 @@ class Recorder:
         if self.layout == "json":
             try:
                 return json.loads(raw)
-            except (UnicodeDecodeError, json.JSONDecodeError) as e:
-                raise RecordError(self._wrong_layout(raw, where, "JSON", str(e))) from None
+            except RecursionError:
+                raise RecordError(f"{where}: JSON nested too deeply to be a record") from None
+            except ValueError as e:  # bad JSON, bad UTF-8, integers of thousands of digits
+                raise RecordError(self._wrong_layout(raw, where, "JSON", str(e)[:200])) from None
         try:
             return msgpack.unpackb(raw, raw=False)
         except Exception as e:  # msgpack raises several unrelated types for bad input
@@ -281,15 +268,13 @@ class FileRecorder(Recorder):
         """The record saved at `path` (+ extension)."""
         target = self.file_path(path)
         try:
-            raw = target.read_bytes()
-        except FileNotFoundError:
+            raw = read_record_file(target)
+        except RecordNotFoundError:
             hint = ""
             given = Path(os.fspath(path))
             if given != target and given.is_file():
                 hint = f" ({given} exists: was it saved by another recorder?)"
             raise RecordNotFoundError(f"record file {target} not found{hint}") from None
-        except OSError as e:
-            raise RecordError(f"cannot read record file {target}: {e}") from None
         return self.decode(raw, schema, str(target))
 
 

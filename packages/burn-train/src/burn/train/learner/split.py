@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from burn.tensor import Tensor
+from burn.tensor import BurnError, Tensor
 
 
-class BatchSplitError(Exception):
+class BatchSplitError(BurnError, ValueError):
     """A batch that cannot be cut into parts for several devices."""
 
 

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from burn.data import Progress
+from burn.tensor import BurnError
 
 
-class MetricError(Exception):
+class MetricError(BurnError, ValueError):
     """A metric that cannot be computed from what it was given."""
 
 
