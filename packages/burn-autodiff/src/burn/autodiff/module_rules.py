@@ -67,7 +67,7 @@ def _max_pool(name: str):
             lambda g, t: (rule(xv, kernel_size, stride, padding, dilation, g, idx),),
             name,
         )
-        return tracked, self.wrap(idx)
+        return tracked, self._untracked(idx)
 
     def plain(self, x, kernel_size, stride, padding, dilation):
         return with_indices(self, x, kernel_size, stride, padding, dilation)[0]

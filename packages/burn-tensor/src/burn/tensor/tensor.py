@@ -227,7 +227,8 @@ class Tensor:
         target = cls._creation_dtype(backend, kind, dtype)
         if data.dtype is not target:
             data = data.convert(target)
-        return cls._make(backend, backend.from_data(data, device), kind)
+        create = getattr(backend, kind.prefix + "from_data")
+        return cls._make(backend, create(data, device), kind)
 
     @classmethod
     def from_floats(cls, values, device=None) -> Tensor:
@@ -250,7 +251,7 @@ class Tensor:
         backend, device = cls._resolve(device)
         kind = cls._kind or Float
         dtype = cls._creation_dtype(backend, kind, dtype)
-        return cls._make(backend, backend.full(shape, value, dtype, device), kind)
+        return cls._make(backend, _filled(backend, kind, op, shape, value, device, dtype), kind)
 
     @classmethod
     def empty(cls, shape, device=None, dtype=None) -> Tensor:
@@ -280,7 +281,8 @@ class Tensor:
         if kind is Bool:
             raise KindError("random: Bool tensors are drawn as Float and compared (use Bernoulli)")
         dtype = cls._creation_dtype(backend, kind, dtype)
-        return cls._make(backend, backend.random(shape, distribution, dtype, device), kind)
+        create = backend.float_random if kind is Float else backend.int_random
+        return cls._make(backend, create(shape, distribution, device, dtype), kind)
 
     @classmethod
     def arange(cls, start, end=None, device=None, dtype=None) -> Tensor:
@@ -300,7 +302,7 @@ class Tensor:
             raise KindError(f"arange: builds Int tensors, not {cls._kind.name}")
         backend, device = cls._resolve(device)
         dtype = cls._creation_dtype(backend, Int, dtype)
-        return cls._make(backend, backend.int_arange(start, end, step, device, dtype), Int)
+        return cls._make(backend, backend.int_arange_step(start, end, step, device, dtype), Int)
 
     @classmethod
     def eye(cls, size: int, device=None, dtype=None) -> Tensor:
@@ -336,7 +338,7 @@ class Tensor:
             raise RankError(f"tri/diag mask: needs at least 2 dims, got {list(shape)}")
         cls._check_rank(len(shape), "mask")
         backend, device = cls._resolve(device)
-        return cls._make(backend, backend.tri_mask(shape, offset, upper, device), Bool)
+        return cls._make(backend, backend.bool_tri_mask(shape, offset, upper, device), Bool)
 
     @staticmethod
     def cat(tensors: Sequence[Tensor], dim: int) -> Tensor:
@@ -662,8 +664,7 @@ class Tensor:
 
     @staticmethod
     def empty_like_shape(t: Tensor, dims) -> Tensor:
-        backend = t.backend
-        return t._new(backend.full(tuple(dims), 0, t.dtype, t.device()))
+        return t._new(_filled(t.backend, t.kind, "empty", tuple(dims), 0, t.device(), t.dtype))
 
     # -- slicing ---------------------------------------------------------------------------
     def _ranges(self, ranges, op: str):
@@ -840,8 +841,8 @@ class Tensor:
             before, after = pads[2 * k], pads[2 * k + 1]
             out[d] = dims[d] + before + after
             ranges[d] = (before, before + dims[d])
-        base = Tensor._make(
-            self.backend, self.backend.full(tuple(out), value, self.dtype, self.device()), self.kind
+        base = self._new(
+            _filled(self.backend, self.kind, "full", tuple(out), value, self.device(), self.dtype)
         )
         return base.slice_assign(ranges, self)
 
@@ -925,7 +926,7 @@ class Tensor:
         _broadcast("mask_fill", self.shape_tuple(), mask.shape_tuple())
         out = self._op("mask_fill")(self.primitive, m, value)
         if mask.shape_tuple() != self.shape_tuple():
-            out = self.backend.expand(
+            out = self._op("expand")(
                 out, _broadcast("mask_fill", self.shape_tuple(), mask.shape_tuple())
             )
         return self._new(out)
@@ -1055,10 +1056,11 @@ class Tensor:
         self._numeric("powi")
         if _is_scalar(other):
             return self._new(self._op("powi_scalar")(self.primitive, other))
-        if other.kind is not Int:
+        if not isinstance(other, Tensor) or other.kind is not Int:
             raise KindError("powi: the exponent must be an Int tensor or an integer")
-        rhs = other if self.kind is Int else other.float(self.dtype)
-        return self._binary("powi", rhs)
+        rhs = self._peer(other, "powi", Int)
+        _broadcast("powi", self.shape_tuple(), other.shape_tuple())
+        return self._new(self._op("powi")(self.primitive, rhs))
 
     def powi_scalar(self, value) -> Tensor:
         return self.powi(value)
@@ -1425,10 +1427,10 @@ class Tensor:
         view[axis] = num_classes
         hot = idx.unsqueeze_dim(axis).equal(classes.reshape(view))
         shape = hot.dims()
-        on = Tensor._make(
-            self.backend,
-            self.backend.full(tuple(shape), on_value, self.dtype, self.device()),
-            self.kind,
+        on = self._new(
+            _filled(
+                self.backend, self.kind, "full", tuple(shape), on_value, self.device(), self.dtype
+            )
         )
         return on.mask_fill(hot.bool_not(), off_value)
 
@@ -1450,7 +1452,17 @@ class Tensor:
         return self.full_like(1)
 
     def full_like(self, value) -> Tensor:
-        return self._new(self.backend.full(self.shape_tuple(), value, self.dtype, self.device()))
+        return self._new(
+            _filled(
+                self.backend,
+                self.kind,
+                "full",
+                self.shape_tuple(),
+                value,
+                self.device(),
+                self.dtype,
+            )
+        )
 
     def empty_like(self) -> Tensor:
         return self.zeros_like()
@@ -1458,7 +1470,7 @@ class Tensor:
     def random_like(self, distribution: Distribution = Distribution.Default) -> Tensor:
         self._require("random_like", Float)
         return self._new(
-            self.backend.random(self.shape_tuple(), distribution, self.dtype, self.device())
+            self.backend.float_random(self.shape_tuple(), distribution, self.device(), self.dtype)
         )
 
     # ================================================================== bool ops
@@ -1522,55 +1534,42 @@ class Tensor:
         return self.set_require_grad(True)
 
     def set_require_grad(self, flag: builtins.bool) -> Tensor:
-        hook = getattr(self.backend, "float_set_require_grad", None)
-        if hook is None or self.kind is not Float:
+        if self.kind is not Float:
             return self
-        return self._new(hook(self.primitive, flag))
+        return self._new(self.backend.float_set_require_grad(self.primitive, flag))
 
     def is_require_grad(self) -> builtins.bool:
-        hook = getattr(self.backend, "float_is_require_grad", None)
-        return builtins.bool(hook and self.kind is Float and hook(self.primitive))
+        return self.kind is Float and self.backend.float_is_require_grad(self.primitive)
 
     def detach(self) -> Tensor:
-        hook = getattr(self.backend, "float_detach", None)
-        if hook is None or self.kind is not Float:
+        if self.kind is not Float:
             return self
-        return self._new(hook(self.primitive))
+        return self._new(self.backend.float_detach(self.primitive))
 
     def backward(self):
         """Gradients of this (one-element) tensor; needs an autodiff backend."""
-        hook = getattr(self.backend, "backward", None)
-        if hook is None:
-            raise BackendError(
-                f"backward: backend {self.backend!r} does not track gradients; "
-                f"use Autodiff({self.backend!r}) (pip install burn-autodiff)"
-            )
-        return hook(self)
+        return self.backend.backward(self)
 
     def grad(self, grads) -> Tensor | None:
         """This tensor's gradient in `grads`, on the inner backend (None when it has none)."""
-        hook = getattr(self.backend, "grad", None)
-        found = hook(self.primitive, grads) if hook is not None and self.kind is Float else None
+        found = self.backend.grad(self.primitive, grads) if self.kind is Float else None
         return None if found is None else Tensor._make(self.backend.inner(), found, Float)
 
     def grad_remove(self, grads) -> Tensor | None:
         """Pop this tensor's gradient from `grads` (so it is not applied twice)."""
-        hook = getattr(self.backend, "grad_remove", None)
-        found = hook(self.primitive, grads) if hook is not None and self.kind is Float else None
+        found = self.backend.grad_remove(self.primitive, grads) if self.kind is Float else None
         return None if found is None else Tensor._make(self.backend.inner(), found, Float)
 
     def grad_replace(self, grads, grad: Tensor) -> None:
         """Replace this tensor's gradient in `grads` by `grad` (a tensor of the inner backend)."""
-        hook = getattr(self.backend, "grad_replace", None)
-        if hook is not None:
-            hook(self.primitive, grads, grad.primitive)
+        self.backend.grad_replace(self.primitive, grads, grad.primitive)
 
     def inner(self) -> Tensor:
         """The same values on the inner backend of a decorator (itself otherwise)."""
-        unwrap = getattr(self.backend, "unwrap", None)
-        if unwrap is None:
+        backend = self.backend
+        if backend.inner() is backend:
             return self
-        return Tensor._make(self.backend.inner(), unwrap(self.primitive), self.kind)
+        return Tensor._make(backend.inner(), self._op("inner")(self.primitive), self.kind)
 
     @classmethod
     def from_inner(cls, tensor: Tensor, backend=None) -> Tensor:
@@ -1580,14 +1579,26 @@ class Tensor:
             raise BackendError(
                 "from_inner: name the decorator backend, e.g. Tensor[B, 2].from_inner(t)"
             )
-        wrap = getattr(backend, "wrap", None)
-        if wrap is None:
+        if backend.inner() is backend:
             return tensor
         if tensor.backend is not backend.inner():
             raise DeviceError(
                 f"from_inner: tensor is on {tensor.backend!r}, expected {backend.inner()!r}"
             )
+        wrap = getattr(backend, tensor.kind.prefix + "from_inner")
         return Tensor._make(backend, wrap(tensor.primitive), tensor.kind)
+
+
+def _filled(backend, kind, op: str, shape, value, device, dtype):
+    """A primitive of `shape` filled with `value` through the kind's named creation op."""
+    if kind is Bool:
+        return backend.bool_full(shape, value, device)
+    prefix = "float_" if kind is Float else "int_"
+    if op in ("zeros", "empty") or (op == "full" and value == 0 and type(value) is int):
+        return getattr(backend, prefix + "zeros")(shape, device, dtype)
+    if op == "ones":
+        return getattr(backend, prefix + "ones")(shape, device, dtype)
+    return getattr(backend, prefix + "full")(shape, value, device, dtype)
 
 
 # Binary op names whose scalar form is `<name>_elem` and whose result is Bool.

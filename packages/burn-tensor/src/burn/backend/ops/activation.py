@@ -59,7 +59,7 @@ class ActivationOps:
         return self.binary("mul", grad, self.binary("mul", output, one_minus))
 
     def hard_sigmoid(self, x, alpha: float, beta: float):
-        return self.clamp(
+        return self.float_clamp(
             self.binary_scalar("add", self.binary_scalar("mul", x, alpha), beta), 0, 1
         )
 
