@@ -783,6 +783,21 @@ class ModuleOps:
         cols = self._im2col(x, kernel, options.stride, options.dilation, options.padding, out)
         return self.reshape(cols, (n, c * math.prod(kernel), math.prod(out)))
 
+    def unfold4d_backward(self, x, output_grad, kernel_size, options: UnfoldOptions):
+        """Gradient of unfold4d with respect to `x`: each column added back where it was read."""
+        n, c, *spatial = self.shape(x)
+        kernel = _dims(kernel_size, 2)
+        out = [
+            conv_output_size(size, k, s, p, d)
+            for size, k, s, p, d in zip(
+                spatial, kernel, options.stride, options.padding, options.dilation, strict=True
+            )
+        ]
+        cols = self.reshape(output_grad, (n, c, math.prod(kernel), *out))
+        return self._col2im(
+            cols, kernel, options.stride, options.dilation, options.padding, spatial
+        )
+
 
 def _pool_args(n: int, kernel, stride, padding, dilation=None):
     """Pool geometry as n-tuples (Burn's 1-d pools take plain ints)."""
