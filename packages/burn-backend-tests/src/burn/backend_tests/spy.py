@@ -33,7 +33,7 @@ from burn.backend.ops.module import (
     InterpolateOptions,
     UnfoldOptions,
 )
-from burn.tensor import DType, Distribution, TensorData
+from burn.tensor import Distribution, DType, TensorData
 
 # Helpers of the core that are not ops: nothing to forward.
 NOT_OPS = frozenset({"rng", "seed", "same_device", "index_dtype", "numel"})
