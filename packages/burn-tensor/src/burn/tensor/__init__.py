@@ -11,6 +11,7 @@ from burn.tensor.display import PrintOptions, set_print_options
 from burn.tensor.distribution import Distribution
 from burn.tensor.dtype import DType
 from burn.tensor.errors import (
+    AllocationError,
     BackendError,
     BackendNotFoundError,
     BurnError,
@@ -26,6 +27,7 @@ from burn.tensor.shape import Shape
 from burn.tensor.tensor import Tensor
 
 __all__ = [
+    "AllocationError",
     "BackendError",
     "BackendNotFoundError",
     "Bool",

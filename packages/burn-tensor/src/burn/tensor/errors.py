@@ -41,3 +41,7 @@ class BackendNotFoundError(BurnError, ImportError):
 
 class BackendError(BurnError, RuntimeError):
     """A backend that cannot do what was asked (for example `backward` without autodiff)."""
+
+
+class AllocationError(BurnError, MemoryError):
+    """A tensor too large for the device's memory (names the op and the shape)."""

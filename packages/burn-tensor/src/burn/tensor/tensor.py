@@ -9,6 +9,7 @@ like Burn's `Tensor::<B, 2, Int>`.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import math
 from collections.abc import Iterable, Sequence
 
@@ -18,6 +19,7 @@ from burn.tensor.data import TensorData
 from burn.tensor.distribution import Distribution
 from burn.tensor.dtype import DType
 from burn.tensor.errors import (
+    AllocationError,
     BackendError,
     DeviceError,
     DTypeError,
@@ -251,7 +253,9 @@ class Tensor:
         backend, device = cls._resolve(device)
         kind = cls._kind or Float
         dtype = cls._creation_dtype(backend, kind, dtype)
-        return cls._make(backend, _filled(backend, kind, op, shape, value, device, dtype), kind)
+        with _allocating(op, shape, dtype):
+            primitive = _filled(backend, kind, op, shape, value, device, dtype)
+        return cls._make(backend, primitive, kind)
 
     @classmethod
     def empty(cls, shape, device=None, dtype=None) -> Tensor:
@@ -282,7 +286,9 @@ class Tensor:
             raise KindError("random: Bool tensors are drawn as Float and compared (use Bernoulli)")
         dtype = cls._creation_dtype(backend, kind, dtype)
         create = backend.float_random if kind is Float else backend.int_random
-        return cls._make(backend, create(shape, distribution, device, dtype), kind)
+        with _allocating("random", shape, dtype):
+            primitive = create(shape, distribution, device, dtype)
+        return cls._make(backend, primitive, kind)
 
     @classmethod
     def arange(cls, start, end=None, device=None, dtype=None) -> Tensor:
@@ -701,7 +707,11 @@ class Tensor:
                         f"{op}: range {start}..{stop} is out of bounds for dim {d} of size {size}"
                     )
             start, stop, step = builtins.slice(start, stop, step).indices(size)
-            stop = max(stop, start)
+            if start > stop:
+                raise OutOfRangeError(
+                    f"{op}: range {start}..{stop} of dim {d} is reversed (start > end); "
+                    "use flip to reverse"
+                )
             out.append((start, stop, step))
         return tuple(out)
 
@@ -812,7 +822,7 @@ class Tensor:
                     ranges.append(builtins.slice(last, start + 1 if n else 0, -step))
                     flips.append(d)
                 else:
-                    ranges.append(builtins.slice(start, stop, step))
+                    ranges.append(builtins.slice(start, max(start, stop), step))
                 out_shape.append(len(range(start, stop, step)))
             else:
                 raise KindError(f"t[...]: unsupported index {i!r}")
@@ -1587,6 +1597,29 @@ class Tensor:
             )
         wrap = getattr(backend, tensor.kind.prefix + "from_inner")
         return Tensor._make(backend, wrap(tensor.primitive), tensor.kind)
+
+
+@contextlib.contextmanager
+def _allocating(op: str, shape, dtype):
+    """Turn the host's or a device's out-of-memory into an `AllocationError` naming the op."""
+    try:
+        yield
+    except MemoryError as e:
+        if isinstance(e, AllocationError):
+            raise
+        raise AllocationError(
+            f"{op}: cannot allocate a {dtype.value} tensor of shape {list(shape)} ({e})"
+        ) from None
+    except OverflowError as e:
+        raise AllocationError(
+            f"{op}: a {dtype.value} tensor of shape {list(shape)} is too large ({e})"
+        ) from None
+    except ValueError as e:
+        if "too big" not in str(e) and "maximum" not in str(e):
+            raise
+        raise AllocationError(
+            f"{op}: a {dtype.value} tensor of shape {list(shape)} is too large ({e})"
+        ) from None
 
 
 def _filled(backend, kind, op: str, shape, value, device, dtype):
