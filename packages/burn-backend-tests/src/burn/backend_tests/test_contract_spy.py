@@ -69,3 +69,51 @@ def test_contract_ops_document_themselves(backend, op):
     method = getattr(backend, op)
     assert method.__doc__ and method.__doc__.strip()
     assert list(inspect.signature(method).parameters)
+
+
+_CREATION = (
+    "float_from_data",
+    "int_from_data",
+    "float_zeros",
+    "float_ones",
+    "float_full",
+    "float_random",
+    "int_zeros",
+    "int_random",
+    "int_arange_step",
+    "bool_full",
+    "bool_tri_mask",
+)
+
+
+def test_tensor_creation_reaches_the_named_ops(backend, request):
+    """`Tensor.zeros`, `full`, `random`, `arange`... call the backend's named creation ops."""
+    from burn.tensor import Bool, Distribution, Int
+
+    base = _undecorated(backend)
+    seen: set[str] = set()
+
+    def recorder(name):
+        def method(self, *args, **kwargs):
+            seen.add(name)
+            return getattr(type(base), name)(self, *args, **kwargs)
+
+        return method
+
+    cls = type("Recording", (type(base),), {n: recorder(n) for n in _CREATION})
+    recording = object.__new__(cls)
+    recording.__dict__.update(getattr(base, "__dict__", {}))
+    b = _decorate(recording, request)
+    device = b.device()
+    Tensor[b, 1].from_data([1.0], device)
+    Tensor[b, 1, Int].from_data([1], device)
+    Tensor[b, 2].zeros([2, 2], device)
+    Tensor[b, 2].ones([2, 2], device)
+    Tensor[b, 2].full([2, 2], 3.5, device)
+    Tensor[b, 2].random([2, 2], Distribution.Default, device)
+    Tensor[b, 2, Int].zeros([2, 2], device)
+    Tensor[b, 2, Int].random([2, 2], Distribution.Uniform(0, 4), device)
+    Tensor[b, 1, Int].arange(0, 4, device)
+    Tensor[b, 2, Bool].full([2, 2], True, device)
+    Tensor[b, 2].tril_mask([2, 2], 0, device)
+    assert seen == set(_CREATION)

@@ -21,6 +21,8 @@ from burn.tensor.errors import (
     OutOfRangeError,
     RankError,
     ShapeError,
+    UnknownNameError,
+    UsageError,
 )
 from burn.tensor.kind import Bool, Float, Int, Kind
 from burn.tensor.shape import Shape
@@ -45,6 +47,8 @@ __all__ = [
     "RankError",
     "Shape",
     "ShapeError",
+    "UnknownNameError",
+    "UsageError",
     "Tensor",
     "TensorData",
     "set_print_options",
