@@ -395,7 +395,11 @@ _HAS_RULE = frozenset(_RULES) | frozenset(
 )
 _UNTRACKED = sorted(
     n for n in (*FLOAT_OPS, *INT_OPS, *BOOL_OPS) if n not in _HAS_RULE and n not in AUTODIFF_OPS
-) + sorted(n for n in dir(Backend) if n.endswith("_backward") and not n.startswith("_"))
+) + sorted(
+    n
+    for n in dir(Backend)
+    if n.endswith("_backward") and not n.startswith("_") and n not in vars(ModuleRules)
+)
 for _name in _UNTRACKED:
     setattr(AutodiffBackend, _name, named.forwarded(_name, ADPrimitive, _unwrap))
 

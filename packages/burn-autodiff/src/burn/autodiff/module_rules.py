@@ -139,6 +139,46 @@ class ModuleRules:
             "unfold4d",
         )
 
+    # The public building blocks are linear: each one's gradient is its adjoint block.
+    def im2col(self, x, kernel, stride, dilation, padding, out, value=0):
+        inner = self._inner
+        size = inner.shape(x.value)[2:]
+        return self._track(
+            inner.im2col(x.value, kernel, stride, dilation, padding, out, value),
+            (x,),
+            lambda g, t: (inner.col2im(g, kernel, stride, dilation, padding, size),),
+            "im2col",
+        )
+
+    def col2im(self, cols, kernel, stride, dilation, padding, size):
+        inner = self._inner
+        out = inner.shape(cols.value)[3:]
+        return self._track(
+            inner.col2im(cols.value, kernel, stride, dilation, padding, size),
+            (cols,),
+            lambda g, t: (inner.im2col(g, kernel, stride, dilation, padding, out),),
+            "col2im",
+        )
+
+    def resample(self, x, dim, index, weight):
+        inner = self._inner
+        size = inner.shape(x.value)[dim]
+        return self._track(
+            inner.resample(x.value, dim, index, weight),
+            (x,),
+            lambda g, t: (inner.resample_backward(g, dim, size, index, weight),),
+            "resample",
+        )
+
+    def resample_backward(self, grad, dim, size, index, weight):
+        inner = self._inner
+        return self._track(
+            inner.resample_backward(grad.value, dim, size, index, weight),
+            (grad,),
+            lambda g, t: (inner.resample(g, dim, index, weight),),
+            "resample_backward",
+        )
+
     # Activations with a backward op in the contract: one node instead of several.
     def relu(self, x):
         inner = self._inner

@@ -40,7 +40,7 @@ NOT_OPS = frozenset({"rng", "seed", "same_device", "index_dtype", "numel"})
 
 
 def _public(group: type) -> set[str]:
-    return {n for n, v in vars(group).items() if not n.startswith("_") and callable(v)}
+    return {n for n in dir(group) if not n.startswith("_") and callable(getattr(group, n))}
 
 
 CONTRACT_OPS = frozenset(
@@ -91,6 +91,24 @@ class Maker:
         return p
 
 
+def _unit_cols(make: Maker) -> Any:
+    return make.prim("float", np.ones((1, 2, 1, 4, 4)), track=True)
+
+
+_UNIT = ((1, 1), (1, 1), (1, 1), (0, 0))  # kernel, stride, dilation, padding
+_TAPS = (np.arange(4)[None, :], np.ones((1, 4)))  # one tap per output: the identity
+_BLOCKS: dict[str, Callable[[Maker], list[Any]]] = {
+    "im2col": lambda make: [make.prim("float", np.ones((1, 2, 4, 4)), track=True), *_UNIT, (4, 4)],
+    "col2im": lambda make: [_unit_cols(make), *_UNIT, (4, 4)],
+    "resample": lambda make: [make.prim("float", np.ones((1, 2, 4)), track=True), 2, *_TAPS],
+    "resample_backward": lambda make: [
+        make.prim("float", np.ones((1, 2, 4)), track=True),
+        2,
+        4,
+        *_TAPS,
+    ],
+}
+
 _SPATIAL = re.compile(r"(\d)d")
 
 
@@ -104,6 +122,8 @@ def _module_arguments(op: str, params: list[str], make: Maker) -> list[Any] | No
     """Arguments of a module op with unit kernels; None when `op` is not a module op."""
     if op not in _public(ModuleOps):
         return None
+    if op in _BLOCKS:
+        return _BLOCKS[op](make)
     if op.startswith("embedding"):
         values = {
             "weights": make.prim("float", np.arange(8.0).reshape(4, 2), track=True),
