@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from burn.backend.device import Capabilities, Device
 from burn.backend.ops import (
     ActivationOps,
@@ -45,7 +47,7 @@ class Backend(
     capabilities: Capabilities = Capabilities()
     host_memory: bool = False
 
-    def device(self, *args, **kwargs) -> Device:
+    def device(self, *args: Any, **kwargs: Any) -> Device:
         """The backend's default device (backends may accept a selector)."""
         raise NotImplementedError(f"{type(self).__name__} must define device()")
 
@@ -68,7 +70,7 @@ class Backend(
         """The backend this one decorates (itself when it decorates nothing)."""
         return self
 
-    def sync(self, device=None) -> None:
+    def sync(self, device: Device | None = None) -> None:
         """Wait for queued work (a no-op on synchronous backends)."""
 
     def __repr__(self) -> str:

@@ -235,13 +235,13 @@ class Arithmetic:
     def __xor__(self, other):
         return self.bool_xor(other)
 
-    def __eq__(self, other):  # type: ignore[override]
+    def __eq__(self, other):
         """Elementwise, as in numpy and PyTorch (Burn spells it `equal`): a Bool tensor."""
         if isinstance(other, _t.Tensor) or _is_scalar(other):
             return self.equal(other)
         return NotImplemented
 
-    def __ne__(self, other):  # type: ignore[override]
+    def __ne__(self, other):
         if isinstance(other, _t.Tensor) or _is_scalar(other):
             return self.not_equal(other)
         return NotImplemented

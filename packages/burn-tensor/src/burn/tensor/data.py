@@ -23,6 +23,7 @@ class TensorData:
     """
 
     __slots__ = ("array",)
+    array: np.ndarray
 
     def __init__(self, value, shape=None, dtype=None):
         if isinstance(value, TensorData):
@@ -143,7 +144,7 @@ class TensorData:
             and np.array_equal(self.array, other.array)
         )
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         from burn.tensor.display import format_values

@@ -7,7 +7,7 @@ defaults make these no-ops (or a clear error for `backward`) on a backend withou
 from __future__ import annotations
 
 import builtins
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from burn.tensor import tensor as _t
 from burn.tensor.errors import (
@@ -32,7 +32,7 @@ class GradHooks:
 
     def set_require_grad(self, flag: builtins.bool) -> Tensor:
         if self.kind is not Float:
-            return self
+            return cast("Tensor", self)
         return self._new(self.backend.float_set_require_grad(self.primitive, flag))
 
     def is_require_grad(self) -> builtins.bool:
@@ -40,7 +40,7 @@ class GradHooks:
 
     def detach(self) -> Tensor:
         if self.kind is not Float:
-            return self
+            return cast("Tensor", self)
         return self._new(self.backend.float_detach(self.primitive))
 
     def backward(self):
@@ -65,7 +65,7 @@ class GradHooks:
         """The same values on the inner backend of a decorator (itself otherwise)."""
         backend = self.backend
         if backend.inner() is backend:
-            return self
+            return cast("Tensor", self)
         return _t.Tensor._make(backend.inner(), self._op("inner")(self.primitive), self.kind)
 
     @classmethod

@@ -9,7 +9,7 @@ from __future__ import annotations
 import builtins
 import math
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from burn.tensor import tensor as _t
@@ -75,7 +75,7 @@ class Layout:
     def transpose(self) -> Tensor:
         """Swap the last two dims."""
         if self.rank() < 2:
-            return self
+            return cast("Tensor", self)
         return self.swap_dims(-2, -1)
 
     def t(self) -> Tensor:
@@ -107,7 +107,7 @@ class Layout:
         dims = self.dims()
         if len(shape) < len(dims):
             raise RankError(f"expand: cannot expand {dims} to fewer dims {shape}")
-        t = self
+        t: Tensor = cast("Tensor", self)
         if len(shape) > len(dims):
             t = self.reshape([1] * (len(shape) - len(dims)) + dims)
             dims = t.dims()
@@ -166,7 +166,7 @@ class Layout:
     def flip(self, axes) -> Tensor:
         axes = tuple(sorted({self._dim(a, "flip") for a in axes}))
         if not axes:
-            return self
+            return cast("Tensor", self)
         return self._new(self._op("flip")(self.primitive, axes))
 
     def repeat_dim(self, dim: int, times: int) -> Tensor:
@@ -175,11 +175,11 @@ class Layout:
         if times < 0:
             raise ShapeError(f"repeat_dim: times must be >= 0, got {times}")
         if times == 1:
-            return self
+            return cast("Tensor", self)
         if times == 0:
             dims = self.dims()
             dims[dim] = 0
-            return _t.Tensor.empty_like_shape(self, dims)
+            return _t.Tensor.empty_like_shape(cast("Tensor", self), dims)
         return self._new(self._op("repeat_dim")(self.primitive, dim, times))
 
     def repeat(self, sizes) -> Tensor:
@@ -187,7 +187,7 @@ class Layout:
         sizes = list(sizes)
         if len(sizes) != self.rank():
             raise RankError(f"repeat: {len(sizes)} sizes for a rank {self.rank()} tensor")
-        t = self
+        t: Tensor = cast("Tensor", self)
         for d, n in enumerate(sizes):
             t = t.repeat_dim(d, n)
         return t
@@ -272,7 +272,7 @@ class Layout:
             raise OutOfRangeError(
                 f"narrow: {start}..{start + length} is out of bounds for dim {dim} of size {size}"
             )
-        ranges = [None] * self.rank()
+        ranges: list[Any] = [None] * self.rank()
         ranges[dim] = (start, start + length)
         return self.slice(ranges)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from burn.tensor.errors import (
     OutOfRangeError,
@@ -50,7 +50,7 @@ class Reductions:
         return self._reduce_dim("sum_dim", dim)
 
     def sum_dims(self, dims: Iterable[int]) -> Tensor:
-        t = self
+        t: Tensor = cast("Tensor", self)
         for d in dims:
             t = t.sum_dim(d)
         return t
@@ -72,7 +72,7 @@ class Reductions:
         return self._reduce_dim("mean_dim", dim)
 
     def mean_dims(self, dims: Iterable[int]) -> Tensor:
-        t = self
+        t: Tensor = cast("Tensor", self)
         for d in dims:
             t = t.mean_dim(d)
         return t
@@ -92,13 +92,13 @@ class Reductions:
         return self._reduce_dim("min_dim", dim)
 
     def max_dims(self, dims: Iterable[int]) -> Tensor:
-        t = self
+        t: Tensor = cast("Tensor", self)
         for d in dims:
             t = t.max_dim(d)
         return t
 
     def min_dims(self, dims: Iterable[int]) -> Tensor:
-        t = self
+        t: Tensor = cast("Tensor", self)
         for d in dims:
             t = t.min_dim(d)
         return t

@@ -308,13 +308,13 @@ class Tensor(Creation, Layout, Indexing, Arithmetic, Reductions, GradHooks, Inte
         array = self.to_data().array
         return array if dtype is None else array.astype(dtype)
 
-    def __float__(self) -> float:
+    def __float__(self) -> builtins.float:
         return builtins.float(self.into_scalar())
 
-    def __int__(self) -> int:
+    def __int__(self) -> builtins.int:
         return builtins.int(self.into_scalar())
 
-    def __bool__(self) -> bool:
+    def __bool__(self) -> builtins.bool:
         if self.num_elements() != 1:
             raise ShapeError(
                 f"the truth value of a tensor of shape {self.dims()} is ambiguous; "
@@ -322,7 +322,7 @@ class Tensor(Creation, Layout, Indexing, Arithmetic, Reductions, GradHooks, Inte
             )
         return builtins.bool(self.into_scalar())
 
-    def __len__(self) -> int:
+    def __len__(self) -> builtins.int:
         return self.dims()[0]
 
     def __iter__(self):

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 
-def _dims(value, n: int, name: str = "value") -> tuple[int, ...]:
+def _dims(value: Any, n: int, name: str = "value") -> tuple[int, ...]:
     """`value` as an n-tuple of ints (an int is repeated)."""
     if isinstance(value, (int, np.integer)):
         return (int(value),) * n
@@ -94,12 +95,14 @@ class InterpolateOptions:
 
     mode: InterpolateMode = field(default=InterpolateMode.Nearest)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not isinstance(self.mode, InterpolateMode):
             object.__setattr__(self, "mode", InterpolateMode(str(self.mode).lower()))
 
 
-def pool_dims(n: int, kernel, stride, padding, dilation=None) -> tuple[tuple[int, ...], ...]:
+def pool_dims(
+    n: int, kernel: Any, stride: Any, padding: Any, dilation: Any = None
+) -> tuple[tuple[int, ...], ...]:
     """Pool geometry as n-tuples (Burn's 1-d pools take plain ints)."""
     args = (_dims(kernel, n), _dims(stride, n), _dims(padding, n))
     return args if dilation is None else (*args, _dims(dilation, n))
