@@ -63,6 +63,15 @@ class NdArrayBackend(NdArrayModuleOps, Backend):
     def full(self, shape, value, dtype: DType, device):
         return np.full(tuple(shape), value, dtype.numpy)
 
+    def float_zeros(self, shape, device, dtype: DType):
+        return np.zeros(shape, dtype.numpy)
+
+    def float_ones(self, shape, device, dtype: DType):
+        return np.ones(shape, dtype.numpy)
+
+    int_zeros = float_zeros
+    int_ones = float_ones
+
     def arange(self, start, end, step, dtype: DType, device):
         return np.arange(start, end, step, dtype=dtype.numpy)
 

@@ -2,20 +2,20 @@
 
 Every creation goes through the backend's named creation ops (`float_from_data`,
 `float_zeros`, `float_full`, `float_random`, `int_arange_step`, `bool_tri_mask`...), inside
-`allocating`, which turns an allocation that cannot fit into an `AllocationError` naming the
+`allocation_error`, which turns an allocation that cannot fit into an `AllocationError` naming the
 op and the shape.
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from burn.tensor import tensor as _t
 from burn.tensor.data import TensorData
 from burn.tensor.distribution import Distribution
+from burn.tensor.dtype import DType
 from burn.tensor.errors import (
     AllocationError,
     KindError,
@@ -79,8 +79,7 @@ class Creation:
         backend, device = cls._resolve(device)
         kind = cls._kind or Float
         dtype = cls._creation_dtype(backend, kind, dtype)
-        with allocating(op, shape, dtype):
-            primitive = filled_primitive(backend, kind, op, shape, value, device, dtype)
+        primitive = filled_primitive(backend, kind, op, shape, value, device, dtype)
         return cls._make(backend, primitive, kind)
 
     @classmethod
@@ -112,8 +111,10 @@ class Creation:
             raise KindError("random: Bool tensors are drawn as Float and compared (use Bernoulli)")
         dtype = cls._creation_dtype(backend, kind, dtype)
         create = backend.float_random if kind is Float else backend.int_random
-        with allocating("random", shape, dtype):
+        try:
             primitive = create(shape, distribution, device, dtype)
+        except _ALLOCATION_ERRORS as error:
+            raise allocation_error("random", shape, dtype, error) from None
         return cls._make(backend, primitive, kind)
 
     @classmethod
@@ -248,36 +249,43 @@ class Creation:
         return _t.Tensor.stack(axes, rank)
 
 
-@contextlib.contextmanager
-def allocating(op: str, shape, dtype):
-    """Turn the host's or a device's out-of-memory into an `AllocationError` naming the op."""
-    try:
-        yield
-    except MemoryError as e:
-        if isinstance(e, AllocationError):
-            raise
-        raise AllocationError(
-            f"{op}: cannot allocate a {dtype.value} tensor of shape {list(shape)} ({e})"
-        ) from None
-    except OverflowError as e:
-        raise AllocationError(
-            f"{op}: a {dtype.value} tensor of shape {list(shape)} is too large ({e})"
-        ) from None
-    except ValueError as e:
-        if "too big" not in str(e) and "maximum" not in str(e):
-            raise
-        raise AllocationError(
-            f"{op}: a {dtype.value} tensor of shape {list(shape)} is too large ({e})"
-        ) from None
+def allocation_error(op: str, shape: Any, dtype: DType, error: Exception) -> Exception:
+    """The `AllocationError` for a failed allocation of `shape`, or `error` itself when it is
+    not about memory (callers `raise allocation_error(...) from None` in their except clause,
+    which costs nothing on the path that succeeds)."""
+    if isinstance(error, AllocationError):
+        return error
+    if isinstance(error, MemoryError):
+        reason = "cannot allocate"
+    elif isinstance(error, OverflowError) or (
+        isinstance(error, ValueError) and ("too big" in str(error) or "maximum" in str(error))
+    ):
+        reason = "too large for memory:"
+    else:
+        return error
+    return AllocationError(
+        f"{op}: {reason} a {dtype.value} tensor of shape {list(shape)} ({error})"
+    )
+
+
+_ALLOCATION_ERRORS = (MemoryError, OverflowError, ValueError)
 
 
 def filled_primitive(backend, kind, op: str, shape, value, device, dtype):
     """A primitive of `shape` filled with `value` through the kind's named creation op."""
-    if kind is Bool:
+    try:
+        if kind is Float:
+            if op == "ones":
+                return backend.float_ones(shape, device, dtype)
+            if op != "full" or (value == 0 and type(value) is int):
+                return backend.float_zeros(shape, device, dtype)
+            return backend.float_full(shape, value, device, dtype)
+        if kind is Int:
+            if op == "ones":
+                return backend.int_ones(shape, device, dtype)
+            if op != "full" or (value == 0 and type(value) is int):
+                return backend.int_zeros(shape, device, dtype)
+            return backend.int_full(shape, value, device, dtype)
         return backend.bool_full(shape, value, device)
-    prefix = "float_" if kind is Float else "int_"
-    if op in ("zeros", "empty") or (op == "full" and value == 0 and type(value) is int):
-        return getattr(backend, prefix + "zeros")(shape, device, dtype)
-    if op == "ones":
-        return getattr(backend, prefix + "ones")(shape, device, dtype)
-    return getattr(backend, prefix + "full")(shape, value, device, dtype)
+    except _ALLOCATION_ERRORS as error:
+        raise allocation_error(op, shape, dtype, error) from None

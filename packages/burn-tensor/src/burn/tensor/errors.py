@@ -52,4 +52,4 @@ class UsageError(BurnError, TypeError):
 
 
 class UnknownNameError(BurnError, AttributeError):
-    """An attribute `Tensor` does not have; PyTorch names get the Burn equivalent."""
+    """A PyTorch name `Tensor` does not have (`item`, `view`...); the message names Burn's."""

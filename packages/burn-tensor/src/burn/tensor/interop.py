@@ -8,7 +8,7 @@ to convert the array with `Tensor.from_data(array, device)`. `np.asarray(t)` con
 purpose, through `__array__`.
 
 PyTorch: names that PyTorch has and Burn spells differently (`item`, `size`, `view`,
-`masked_fill`...) raise `UnknownNameError` naming the Burn method.
+`masked_fill`...) are properties that raise `UnknownNameError` naming the Burn method.
 """
 
 from __future__ import annotations
@@ -129,8 +129,19 @@ class Interop:
             "on the host, or use burn's ops"
         )
 
-    def __getattr__(self, name: str) -> Any:
-        hint = _TORCH_NAMES.get(name)
-        if hint is not None:
-            raise UnknownNameError(f"Tensor has no {name!r} (a PyTorch name); use {hint}")
-        raise UnknownNameError(f"'Tensor' object has no attribute {name!r}")
+
+def _hint(name: str, hint: str) -> property:
+    """A property that names Burn's spelling when PyTorch's `name` is used.
+
+    A property (not `__getattr__`) keeps every other attribute lookup on the fast path, and
+    `hasattr(t, "item")` stays False, as for any missing attribute.
+    """
+
+    def refuse(self: Any) -> Any:
+        raise UnknownNameError(f"Tensor has no {name!r} (a PyTorch name); use {hint}")
+
+    return property(refuse, doc=f"PyTorch's `{name}`; Burn spells it {hint}.")
+
+
+for _name, _hint_text in _TORCH_NAMES.items():
+    setattr(Interop, _name, _hint(_name, _hint_text))
