@@ -6,17 +6,10 @@ for speed (NdArray overrides the convolutions and pools with numpy kernels) or t
 building blocks of `module_blocks.py` (Wgpu overrides `im2col`, `col2im`, `resample`).
 Options live in `module_options.py`, host-side geometry in `module_geometry.py`.
 
-The defaults share two building blocks:
-
-- `_im2col`: the padded input under every kernel tap, `[N, C, taps, *out]`, one strided
-  slice per kernel position (a loop over kernel positions, never over elements);
-- `_col2im`: its adjoint, adding each tap back into a zero canvas with slice + slice_assign.
-
-A convolution is `im2col` then one grouped matmul; the gradient of a convolution with respect
-to its input is `col2im` of the transposed matmul, and a transposed convolution is exactly that
-gradient (so its own input gradient is a plain convolution). Pools reduce over the tap dim.
-Interpolation and adaptive pooling are separable linear maps: per spatial dim, a few taps of
-(host-computed index, weight) pairs applied with `gather` forward and `scatter_add` backward.
+The defaults rest on the building blocks of `module_blocks.py` (`im2col`, `col2im`,
+`resample`, `resample_backward`): a convolution is `im2col` then one grouped matmul, its input
+gradient is `col2im` of the transposed matmul, pools reduce over the tap dim, interpolation and
+adaptive pooling resample one spatial dim at a time.
 
 Layouts are Burn's and PyTorch's: inputs `[N, C, *spatial]`, convolution weights
 `[out, in / groups, *kernel]`, transposed-convolution weights `[in, out / groups, *kernel]`.
