@@ -14,7 +14,7 @@ from burn.autodiff import named, rules
 from burn.autodiff.graph import Gradients, Node, leaf, run_backward
 from burn.autodiff.module_rules import ModuleRules
 from burn.backend import Backend, Device
-from burn.backend.ops import BOOL_OPS, FLOAT_OPS, INT_OPS, AutodiffOps
+from burn.backend.ops import BOOL_OPS, INT_OPS, AutodiffOps
 from burn.tensor.errors import BackendError, KindError
 
 
@@ -384,8 +384,7 @@ def _unwrap(value):
     return value
 
 
-# Ops that cannot carry a gradient run on the inner backend untracked; `AUTODIFF_OPS` names the
-# protocol, which this class implements itself.
+# `AUTODIFF_OPS` names the protocol, which this class implements itself.
 AUTODIFF_OPS = frozenset(n for n in vars(AutodiffOps) if not n.startswith("_"))
 _RULES = named.build()
 for _name, _method in _RULES.items():
@@ -393,9 +392,10 @@ for _name, _method in _RULES.items():
 _HAS_RULE = frozenset(_RULES) | frozenset(
     n for n in vars(named.NamedRules) if n.startswith("float_")
 )
-_UNTRACKED = sorted(
-    n for n in (*FLOAT_OPS, *INT_OPS, *BOOL_OPS) if n not in _HAS_RULE and n not in AUTODIFF_OPS
-) + sorted(
+# Forwarded untracked: Int and Bool ops, the float ops that carry no gradient, and the backward
+# ops. A differentiable float op missing from both lists keeps the contract's default, which
+# runs on this backend and is differentiated piece by piece.
+_UNTRACKED = sorted(INT_OPS | BOOL_OPS | named.NOT_DIFFERENTIABLE) + sorted(
     n
     for n in dir(Backend)
     if n.endswith("_backward") and not n.startswith("_") and n not in vars(ModuleRules)

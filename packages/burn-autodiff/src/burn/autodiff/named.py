@@ -242,6 +242,40 @@ WITH_INDICES = (
 )
 
 
+# Float ops whose results carry no gradient: comparisons, positions, creation, reading data.
+NOT_DIFFERENTIABLE = frozenset(
+    {
+        "float_from_data",
+        "float_into_data",
+        "float_into_int",
+        "float_is_nan",
+        "float_zeros",
+        "float_ones",
+        "float_full",
+        "float_random",
+        "float_argmax",
+        "float_argmin",
+        "float_argsort",
+        "float_any",
+        "float_any_dim",
+        "float_all",
+        "float_all_dim",
+        "float_equal",
+        "float_equal_elem",
+        "float_not_equal",
+        "float_not_equal_elem",
+        "float_greater",
+        "float_greater_elem",
+        "float_greater_equal",
+        "float_greater_equal_elem",
+        "float_lower",
+        "float_lower_elem",
+        "float_lower_equal",
+        "float_lower_equal_elem",
+    }
+)
+
+
 def build() -> dict[str, Callable[..., Any]]:
     """Every generated rule method, keyed by its contract name."""
     methods: dict[str, Callable[..., Any]] = {}
