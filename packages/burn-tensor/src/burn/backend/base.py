@@ -17,13 +17,13 @@ from burn.backend.ops import (
 
 
 class Backend(
-    PrimitiveOps,
     FloatTensorOps,
     IntTensorOps,
     BoolTensorOps,
     ModuleOps,
     ActivationOps,
     AutodiffOps,
+    PrimitiveOps,
 ):
     """Base class of every backend.
 

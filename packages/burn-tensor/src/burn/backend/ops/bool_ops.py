@@ -6,16 +6,21 @@ The layout and indexing ops shared with other kinds (`shared.py`) are installed 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from burn.backend.ops import shared
 from burn.backend.ops.shared import Primitive
+
+if TYPE_CHECKING:
+    from burn.backend.ops.primitive import PrimitiveOps as _Core
+else:
+    _Core = object
 from burn.tensor.data import TensorData
 from burn.tensor.dtype import DType
 
 
-class BoolTensorOps:
+class BoolTensorOps(_Core):
     """Burn's BoolTensorOps: `bool_not`, `bool_and`, `bool_into_int`, `bool_full`..."""
 
     def bool_not(self, tensor: Primitive) -> Primitive:

@@ -8,14 +8,19 @@ what runs, plain or under a decorator.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from burn.backend.ops import numeric, shared
 from burn.backend.ops.shared import Primitive
+
+if TYPE_CHECKING:
+    from burn.backend.ops.primitive import PrimitiveOps as _Core
+else:
+    _Core = object
 from burn.tensor.dtype import DType
 
 
-class FloatTensorOps:
+class FloatTensorOps(_Core):
     """Burn's FloatTensorOps: `float_add`, `float_exp`, `float_sum_dim`, `float_matmul`..."""
 
     def float_exp(self, tensor: Primitive) -> Primitive:
@@ -80,7 +85,7 @@ class FloatTensorOps:
 
     def float_powi(self, lhs: Primitive, rhs: Primitive) -> Primitive:
         """Elementwise `lhs ** rhs` with an Int exponent primitive (negative ones allowed)."""
-        return self.float_powf(lhs, self.int_into_float(rhs, self.dtype(lhs)))
+        return self.float_powf(lhs, self.cast(rhs, self.dtype(lhs)))
 
     def float_atan2(self, lhs: Primitive, rhs: Primitive) -> Primitive:
         """Elementwise angle of the point (rhs, lhs), in (-pi, pi]."""

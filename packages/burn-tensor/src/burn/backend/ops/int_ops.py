@@ -7,14 +7,19 @@ the Int-only ops are below. See `numeric.py` for the integer rules the contract 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from burn.backend.ops import numeric, shared
 from burn.backend.ops.shared import Primitive
+
+if TYPE_CHECKING:
+    from burn.backend.ops.primitive import PrimitiveOps as _Core
+else:
+    _Core = object
 from burn.tensor.dtype import DType
 
 
-class IntTensorOps:
+class IntTensorOps(_Core):
     """Burn's IntTensorOps: `int_add`, `int_arange`, `int_argmax`, `int_into_float`..."""
 
     def int_arange_step(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Any
 
 import numpy as np
 from burn.backend.ops.module_options import InterpolateMode
@@ -26,7 +27,9 @@ def conv_transpose_output_size(
     return (size - 1) * stride + dilation * (kernel - 1) + 1 + padding_out - 2 * padding
 
 
-def avg_pool_counts(spatial: tuple[int, ...], kernel, stride, padding, out) -> np.ndarray:
+def avg_pool_counts(
+    spatial: tuple[int, ...], kernel: Any, stride: Any, padding: Any, out: Any
+) -> np.ndarray:
     """For each output position, how many taps fall inside the unpadded input."""
     counts = np.ones((), dtype=np.int64)
     for size, k, s, p, o in zip(spatial, kernel, stride, padding, out, strict=True):
@@ -37,12 +40,12 @@ def avg_pool_counts(spatial: tuple[int, ...], kernel, stride, padding, out) -> n
     return counts
 
 
-def _frozen(build):
+def _frozen(build: Any) -> Any:
     """Memoize a taps builder: a model asks for the same few tables at every step. The arrays
     are shared between callers, so they are made read-only."""
 
     @functools.lru_cache(maxsize=256)
-    def cached(*args):
+    def cached(*args: Any) -> Any:
         arrays = build(*args)
         for array in arrays:
             array.flags.writeable = False
@@ -72,12 +75,12 @@ def adaptive_taps(size: int, out: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _cubic_near(t: np.ndarray, a: float) -> np.ndarray:
     """Keys' cubic kernel for |t| <= 1."""
-    return ((a + 2.0) * t - (a + 3.0)) * t * t + 1.0
+    return np.asarray(((a + 2.0) * t - (a + 3.0)) * t * t + 1.0)
 
 
 def _cubic_far(t: np.ndarray, a: float) -> np.ndarray:
     """Keys' cubic kernel for 1 < |t| < 2."""
-    return ((a * t - 5.0 * a) * t + 8.0 * a) * t - 4.0 * a
+    return np.asarray(((a * t - 5.0 * a) * t + 8.0 * a) * t - 4.0 * a)
 
 
 @_frozen
@@ -119,7 +122,9 @@ def taps_matrix(index: np.ndarray, weight: np.ndarray, size: int) -> np.ndarray:
     return matrix
 
 
-def max_pool_positions(spatial, kernel, stride, padding, dilation, out) -> np.ndarray:
+def max_pool_positions(
+    spatial: Any, kernel: Any, stride: Any, padding: Any, dilation: Any, out: Any
+) -> np.ndarray:
     """`[taps, *out]`: the flat position in the input plane that each tap of each window reads.
 
     Taps in the padding get a clipped (wrong but in-range) position; they hold -inf so a

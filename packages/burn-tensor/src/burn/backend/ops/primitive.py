@@ -25,10 +25,14 @@ from __future__ import annotations
 
 import abc
 import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from burn.tensor.data import TensorData
 from burn.tensor.dtype import DType
+
+if TYPE_CHECKING:
+    from burn.backend.device import Capabilities
 
 UNARY_OPS = frozenset(
     "neg abs exp log log1p sqrt sin cos tan tanh erf floor ceil round sign recip not".split()
@@ -41,83 +45,85 @@ REDUCE_OPS = frozenset("sum prod max min argmax argmin".split())
 class PrimitiveOps(abc.ABC):
     """The minimal core a backend must implement, plus generic compositions."""
 
+    capabilities: Capabilities
+
     # ------------------------------------------------------------------ required: data
     @abc.abstractmethod
-    def from_data(self, data: TensorData, device):
+    def from_data(self, data: TensorData, device: Any) -> Any:
         """A primitive holding `data` (same dtype) on `device`."""
 
     @abc.abstractmethod
-    def into_data(self, p) -> TensorData:
+    def into_data(self, p: Any) -> TensorData:
         """The primitive's values on the host."""
 
     @abc.abstractmethod
-    def shape(self, p) -> tuple[int, ...]:
+    def shape(self, p: Any) -> tuple[int, ...]:
         """The primitive's dimensions."""
 
     @abc.abstractmethod
-    def dtype(self, p) -> DType:
+    def dtype(self, p: Any) -> DType:
         """The primitive's element type."""
 
     @abc.abstractmethod
-    def device_of(self, p):
+    def device_of(self, p: Any) -> Any:
         """The device the primitive lives on."""
 
     @abc.abstractmethod
-    def to_device(self, p, device):
+    def to_device(self, p: Any, device: Any) -> Any:
         """The primitive moved (or copied) to `device`."""
 
     @abc.abstractmethod
-    def cast(self, p, dtype: DType):
+    def cast(self, p: Any, dtype: DType) -> Any:
         """The primitive converted to `dtype` (float to int truncates toward zero)."""
 
     # ------------------------------------------------------------------ required: layout
     @abc.abstractmethod
-    def reshape(self, p, shape: tuple[int, ...]):
+    def reshape(self, p: Any, shape: tuple[int, ...]) -> Any:
         """Same elements in row-major order, new shape (same number of elements)."""
 
     @abc.abstractmethod
-    def permute(self, p, axes: tuple[int, ...]):
+    def permute(self, p: Any, axes: tuple[int, ...]) -> Any:
         """Dimensions reordered: result dim i is input dim axes[i]."""
 
     @abc.abstractmethod
-    def expand(self, p, shape: tuple[int, ...]):
+    def expand(self, p: Any, shape: tuple[int, ...]) -> Any:
         """Size-1 dimensions broadcast to `shape` (same rank)."""
 
     @abc.abstractmethod
-    def slice(self, p, ranges: tuple[tuple[int, int, int], ...]):
+    def slice(self, p: Any, ranges: tuple[tuple[int, int, int], ...]) -> Any:
         """One `(start, stop, step)` per dim, already in range, step >= 1."""
 
     @abc.abstractmethod
-    def slice_assign(self, p, ranges, value):
+    def slice_assign(self, p: Any, ranges: Any, value: Any) -> Any:
         """A copy of `p` whose sliced region is replaced by `value` (the region's shape)."""
 
     # ------------------------------------------------------------------ required: indexing
     @abc.abstractmethod
-    def gather(self, p, dim: int, indices):
+    def gather(self, p: Any, dim: int, indices: Any) -> Any:
         """out[..., i, ...] = p[..., indices[..., i, ...], ...] along `dim`; indices' shape.
 
         Outside `dim`, the indices' sizes may be smaller than `p`'s (a leading part is read).
         """
 
     @abc.abstractmethod
-    def scatter_add(self, p, dim: int, indices, values):
+    def scatter_add(self, p: Any, dim: int, indices: Any, values: Any) -> Any:
         """A copy of `p` with values added at indices along `dim` (duplicates accumulate)."""
 
     @abc.abstractmethod
-    def mask_where(self, p, mask, value):
+    def mask_where(self, p: Any, mask: Any, value: Any) -> Any:
         """Elements of `value` where `mask` (bool) is true, else of `p`; all broadcast."""
 
     # ------------------------------------------------------------------ required: compute
     @abc.abstractmethod
-    def unary(self, op: str, p):
+    def unary(self, op: str, p: Any) -> Any:
         """An elementwise op of `UNARY_OPS`."""
 
     @abc.abstractmethod
-    def binary(self, op: str, lhs, rhs):
+    def binary(self, op: str, lhs: Any, rhs: Any) -> Any:
         """An elementwise op of `BINARY_OPS`, broadcasting between equal ranks."""
 
     @abc.abstractmethod
-    def reduce(self, op: str, p, dim: int):
+    def reduce(self, op: str, p: Any, dim: int) -> Any:
         """A reduction of `REDUCE_OPS` along `dim`, keeping it with size 1."""
 
     # ================================================================== generic defaults
@@ -132,36 +138,36 @@ class PrimitiveOps(abc.ABC):
         """Make the backend's random numbers reproducible."""
         self.__dict__["_rng"] = np.random.default_rng(seed)
 
-    def full(self, shape, value, dtype: DType, device):
+    def full(self, shape: Any, value: Any, dtype: DType, device: Any) -> Any:
         """A primitive of `shape` and `dtype` filled with `value` (the named creation ops and
         the defaults build on it; backends usually override it)."""
         return self.from_data(TensorData(np.full(tuple(shape), value, dtype.numpy)), device)
 
-    def arange(self, start: int, end: int, step: int, dtype: DType, device):
+    def arange(self, start: int, end: int, step: int, dtype: DType, device: Any) -> Any:
         """1-D primitive `start, start + step, ...` below `end`."""
         return self.from_data(TensorData(np.arange(start, end, step, dtype=dtype.numpy)), device)
 
-    def random(self, shape, distribution, dtype: DType, device):
+    def random(self, shape: Any, distribution: Any, dtype: DType, device: Any) -> Any:
         """A primitive of `shape` drawn from `distribution` with `rng()`."""
         values = distribution.sample(self.rng(), tuple(shape))
         return self.from_data(TensorData(values.astype(dtype.numpy)), device)
 
-    def scalar_like(self, p, value):
+    def scalar_like(self, p: Any, value: Any) -> Any:
         """A primitive of `p`'s rank (all dims 1), dtype and device holding `value`."""
         return self.full((1,) * len(self.shape(p)), value, self.dtype(p), self.device_of(p))
 
-    def binary_scalar(self, op: str, p, value):
+    def binary_scalar(self, op: str, p: Any, value: Any) -> Any:
         """`binary` with a Python scalar on the right, in `p`'s dtype."""
         return self.binary(op, p, self.scalar_like(p, value))
 
-    def same_device(self, a, b) -> bool:
+    def same_device(self, a: Any, b: Any) -> bool:
         """Whether two primitives live on the same device."""
-        return self.device_of(a) == self.device_of(b)
+        return bool(self.device_of(a) == self.device_of(b))
 
     def index_dtype(self) -> DType:
         """The dtype of index primitives (gather indices, argmax results)."""
         return self.capabilities.int_dtype
 
-    def numel(self, p) -> int:
+    def numel(self, p: Any) -> int:
         """The primitive's element count."""
         return math.prod(self.shape(p))

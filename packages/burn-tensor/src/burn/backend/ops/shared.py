@@ -67,42 +67,43 @@ def index_along(backend: Any, like: Primitive, dim: int, index: np.ndarray) -> P
 
 
 # ====================================================================== data and layout
-def from_data(self, data: TensorData, device: Any) -> Primitive:
+def from_data(self: Any, data: TensorData, device: Any) -> Primitive:
     """A {kind} primitive holding `data` (already in the target dtype) on `device`."""
     return self.from_data(data, device)
 
 
-def into_data(self, tensor: Primitive) -> TensorData:
+def into_data(self: Any, tensor: Primitive) -> TensorData:
     """The values of a {kind} primitive, read back to the host."""
-    return self.into_data(tensor)
+    data: TensorData = self.into_data(tensor)
+    return data
 
 
-def to_device(self, tensor: Primitive, device: Any) -> Primitive:
+def to_device(self: Any, tensor: Primitive, device: Any) -> Primitive:
     """The {kind} primitive moved (or copied) to `device`."""
     return self.to_device(tensor, device)
 
 
-def reshape(self, tensor: Primitive, shape: tuple[int, ...]) -> Primitive:
+def reshape(self: Any, tensor: Primitive, shape: tuple[int, ...]) -> Primitive:
     """The {kind} primitive with a new shape of the same element count (row-major order)."""
     return self.reshape(tensor, tuple(shape))
 
 
-def permute(self, tensor: Primitive, axes: tuple[int, ...]) -> Primitive:
+def permute(self: Any, tensor: Primitive, axes: tuple[int, ...]) -> Primitive:
     """The {kind} primitive with its dims reordered: result dim i is input dim `axes[i]`."""
     return self.permute(tensor, tuple(axes))
 
 
-def swap_dims(self, tensor: Primitive, dim1: int, dim2: int) -> Primitive:
+def swap_dims(self: Any, tensor: Primitive, dim1: int, dim2: int) -> Primitive:
     """The {kind} primitive with dims `dim1` and `dim2` exchanged."""
     return self.permute(tensor, swapped_axes(len(self.shape(tensor)), dim1, dim2))
 
 
-def expand(self, tensor: Primitive, shape: tuple[int, ...]) -> Primitive:
+def expand(self: Any, tensor: Primitive, shape: tuple[int, ...]) -> Primitive:
     """The {kind} primitive with its size-1 dims broadcast to `shape` (same rank)."""
     return self.expand(tensor, tuple(shape))
 
 
-def flip(self, tensor: Primitive, axes: tuple[int, ...]) -> Primitive:
+def flip(self: Any, tensor: Primitive, axes: tuple[int, ...]) -> Primitive:
     """The {kind} primitive reversed along each of `axes` (a gather per axis by default)."""
     for axis in axes:
         n = self.shape(tensor)[axis]
@@ -112,19 +113,19 @@ def flip(self, tensor: Primitive, axes: tuple[int, ...]) -> Primitive:
     return tensor
 
 
-def _slice(self, tensor: Primitive, ranges: tuple[tuple[int, int, int], ...]) -> Primitive:
+def _slice(self: Any, tensor: Primitive, ranges: tuple[tuple[int, int, int], ...]) -> Primitive:
     """The region of a {kind} primitive: one `(start, stop, step)` per dim, in range, step >= 1."""
     return self.slice(tensor, ranges)
 
 
 def slice_assign(
-    self, tensor: Primitive, ranges: tuple[tuple[int, int, int], ...], value: Primitive
+    self: Any, tensor: Primitive, ranges: tuple[tuple[int, int, int], ...], value: Primitive
 ) -> Primitive:
     """A copy of the {kind} primitive whose region `ranges` holds `value` (the region's shape)."""
     return self.slice_assign(tensor, ranges, value)
 
 
-def cat(self, tensors: list[Primitive], dim: int) -> Primitive:
+def cat(self: Any, tensors: list[Primitive], dim: int) -> Primitive:
     """{kind} primitives joined along `dim` (equal elsewhere); one slice_assign each by default."""
     shapes = [self.shape(p) for p in tensors]
     out_shape = list(shapes[0])
@@ -140,23 +141,23 @@ def cat(self, tensors: list[Primitive], dim: int) -> Primitive:
     return out
 
 
-def repeat_dim(self, tensor: Primitive, dim: int, times: int) -> Primitive:
+def repeat_dim(self: Any, tensor: Primitive, dim: int, times: int) -> Primitive:
     """The {kind} primitive tiled `times` times (>= 1) along `dim`."""
     return getattr(self, _prefix(self, tensor) + "cat")([tensor] * times, dim)
 
 
-def cast(self, tensor: Primitive, dtype: DType) -> Primitive:
+def cast(self: Any, tensor: Primitive, dtype: DType) -> Primitive:
     """The {kind} primitive converted to another `dtype` of the same kind."""
     return self.cast(tensor, dtype)
 
 
-def _prefix(self, tensor: Primitive) -> str:
+def _prefix(self: Any, tensor: Primitive) -> str:
     dtype = self.dtype(tensor)
     return "float_" if dtype.is_float else "bool_" if dtype is DType.BOOL else "int_"
 
 
 # ====================================================================== indexing
-def gather(self, dim: int, tensor: Primitive, indices: Primitive) -> Primitive:
+def gather(self: Any, dim: int, tensor: Primitive, indices: Primitive) -> Primitive:
     """`out[.., i, ..] = tensor[.., indices[.., i, ..], ..]` along `dim`, of indices' shape.
 
     {kind} values, Int indices of the same rank. Outside `dim` the indices may be smaller than
@@ -165,12 +166,14 @@ def gather(self, dim: int, tensor: Primitive, indices: Primitive) -> Primitive:
     return self.gather(tensor, dim, indices)
 
 
-def scatter(self, dim: int, tensor: Primitive, indices: Primitive, value: Primitive) -> Primitive:
+def scatter(
+    self: Any, dim: int, tensor: Primitive, indices: Primitive, value: Primitive
+) -> Primitive:
     """A copy of the {kind} primitive with `value` added at `indices` along `dim` (sums)."""
     return self.scatter_add(tensor, dim, indices, value)
 
 
-def select(self, tensor: Primitive, dim: int, indices: Primitive) -> Primitive:
+def select(self: Any, tensor: Primitive, dim: int, indices: Primitive) -> Primitive:
     """Entries of the {kind} primitive at the 1-D Int `indices` along `dim`."""
     shape = list(self.shape(tensor))
     view = [1] * len(shape)
@@ -180,7 +183,7 @@ def select(self, tensor: Primitive, dim: int, indices: Primitive) -> Primitive:
 
 
 def select_assign(
-    self, tensor: Primitive, dim: int, indices: Primitive, value: Primitive
+    self: Any, tensor: Primitive, dim: int, indices: Primitive, value: Primitive
 ) -> Primitive:
     """A copy of the {kind} primitive with `value` added at the 1-D `indices` along `dim`."""
     shape = list(self.shape(value))
@@ -190,7 +193,7 @@ def select_assign(
     return self.scatter_add(tensor, dim, idx, value)
 
 
-def mask_where(self, tensor: Primitive, mask: Primitive, value: Primitive) -> Primitive:
+def mask_where(self: Any, tensor: Primitive, mask: Primitive, value: Primitive) -> Primitive:
     """Elements of `value` where the Bool `mask` is true, else of the {kind} `tensor`.
 
     The three broadcast against each other (equal ranks).
@@ -198,40 +201,40 @@ def mask_where(self, tensor: Primitive, mask: Primitive, value: Primitive) -> Pr
     return self.mask_where(tensor, mask, value)
 
 
-def mask_fill(self, tensor: Primitive, mask: Primitive, value: Any) -> Primitive:
+def mask_fill(self: Any, tensor: Primitive, mask: Primitive, value: Any) -> Primitive:
     """The {kind} `tensor` with the scalar `value` where the Bool `mask` is true."""
     return self.mask_where(tensor, mask, self.scalar_like(tensor, value))
 
 
 # ====================================================================== equality, any, all
-def equal(self, lhs: Primitive, rhs: Primitive) -> Primitive:
+def equal(self: Any, lhs: Primitive, rhs: Primitive) -> Primitive:
     """Bool primitive: where the {kind} operands are equal (broadcasting)."""
     return self.binary("eq", lhs, rhs)
 
 
-def not_equal(self, lhs: Primitive, rhs: Primitive) -> Primitive:
+def not_equal(self: Any, lhs: Primitive, rhs: Primitive) -> Primitive:
     """Bool primitive: where the {kind} operands differ (broadcasting)."""
     return self.binary("ne", lhs, rhs)
 
 
-def equal_elem(self, lhs: Primitive, rhs: Any) -> Primitive:
+def equal_elem(self: Any, lhs: Primitive, rhs: Any) -> Primitive:
     """Bool primitive: where the {kind} `lhs` equals the scalar `rhs`."""
     return self.binary_scalar("eq", lhs, rhs)
 
 
-def not_equal_elem(self, lhs: Primitive, rhs: Any) -> Primitive:
+def not_equal_elem(self: Any, lhs: Primitive, rhs: Any) -> Primitive:
     """Bool primitive: where the {kind} `lhs` differs from the scalar `rhs`."""
     return self.binary_scalar("ne", lhs, rhs)
 
 
-def any_dim(self, tensor: Primitive, dim: int) -> Primitive:
+def any_dim(self: Any, tensor: Primitive, dim: int) -> Primitive:
     """Bool primitive, `dim` kept with size 1: is any element along `dim` non-zero ({kind})?"""
     nonzero = self.binary_scalar("ne", tensor, 0)
     counts = self.reduce("sum", self.cast(nonzero, self.index_dtype()), dim)
     return self.binary_scalar("gt", counts, 0)
 
 
-def all_dim(self, tensor: Primitive, dim: int) -> Primitive:
+def all_dim(self: Any, tensor: Primitive, dim: int) -> Primitive:
     """Bool primitive, `dim` kept with size 1: are all elements along `dim` non-zero ({kind})?"""
     nonzero = self.binary_scalar("ne", tensor, 0)
     n = self.shape(tensor)[dim]
@@ -239,13 +242,13 @@ def all_dim(self, tensor: Primitive, dim: int) -> Primitive:
     return self.binary_scalar("eq", counts, n)
 
 
-def _any(self, tensor: Primitive) -> Primitive:
+def _any(self: Any, tensor: Primitive) -> Primitive:
     """One-element Bool primitive: is any element of the {kind} primitive non-zero?"""
     flat = self.reshape(tensor, (self.numel(tensor),))
     return getattr(self, _prefix(self, tensor) + "any_dim")(flat, 0)
 
 
-def _all(self, tensor: Primitive) -> Primitive:
+def _all(self: Any, tensor: Primitive) -> Primitive:
     """One-element Bool primitive: is every element of the {kind} primitive non-zero?"""
     flat = self.reshape(tensor, (self.numel(tensor),))
     return getattr(self, _prefix(self, tensor) + "all_dim")(flat, 0)
