@@ -39,6 +39,14 @@ from burn.tensor.shape import Shape
 _pinned_cache: dict = {}
 
 
+def _backend_of(device):
+    """The backend a device belongs to (every `Device` class names it)."""
+    try:
+        return device.backend
+    except AttributeError:
+        raise DeviceError(f"{device!r} is not a device (use B.device() of a backend)") from None
+
+
 def _default_backend():
     from burn.backend.registry import default
 
@@ -164,7 +172,7 @@ class Tensor(Creation, Layout, Indexing, Arithmetic, Reductions, GradHooks, Inte
         """The backend and device for a creation function."""
         backend = backend or cls._backend
         if backend is None:
-            backend = getattr(device, "backend", None) if device is not None else None
+            backend = _backend_of(device) if device is not None else None
             if backend is None:
                 backend = _default_backend()
         if device is None:
