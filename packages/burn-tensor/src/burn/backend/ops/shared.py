@@ -38,7 +38,8 @@ def install(group: type, prefix: str, kind: str, templates: Sequence[Callable[..
             template.__defaults__,
             template.__closure__,
         )
-        method.__doc__ = (template.__doc__ or "").replace("{kind}", kind)
+        doc = (template.__doc__ or "").replace("{kind}", kind)
+        method.__doc__ = doc.replace("a Int ", "an Int ").replace("A Int ", "An Int ")
         method.__qualname__ = f"{group.__name__}.{name}"
         method.__module__ = group.__module__
         method.__annotations__ = dict(template.__annotations__)
