@@ -171,9 +171,9 @@ def test_repeated_taps_add_up_in_both_directions():
             dense[i, index[t, i]] += weight[t, i]
     rng = np.random.default_rng(5)
     x, g = rng.standard_normal((2, 5, 3)), rng.standard_normal((2, 4, 3))
-    out = Wgpu._resample(up(x), 1, index, weight)
+    out = Wgpu.resample(up(x), 1, index, weight)
     np.testing.assert_allclose(down(out), along(x, dense, 1), rtol=1e-5, atol=1e-6)
-    grad = Wgpu._resample_backward(up(g), 1, 5, index, weight)
+    grad = Wgpu.resample_backward(up(g), 1, 5, index, weight)
     np.testing.assert_allclose(down(grad), along(g, dense.T, 1), rtol=1e-5, atol=1e-6)
 
 

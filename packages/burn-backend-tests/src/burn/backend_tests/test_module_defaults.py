@@ -10,6 +10,7 @@ import inspect
 
 import pytest
 from burn.backend.ops.module import ModuleOps
+from burn.backend.ops.module_blocks import ModuleBlocks
 from burn.backend_tests import (
     test_adaptive_avg_pool1d,
     test_adaptive_avg_pool2d,
@@ -51,7 +52,12 @@ MODULES = [
 
 def _with_defaults(backend):
     """`backend` with every `ModuleOps` method restored to the contract's default."""
-    methods = {name: fn for name, fn in vars(ModuleOps).items() if inspect.isfunction(fn)}
+    methods = {
+        name: fn
+        for group in (ModuleBlocks, ModuleOps)
+        for name, fn in vars(group).items()
+        if inspect.isfunction(fn)
+    }
     cls = type(f"{type(backend).__name__}ModuleDefaults", (type(backend),), methods)
     rebuilt = object.__new__(cls)
     rebuilt.__dict__.update(getattr(backend, "__dict__", {}))
@@ -88,6 +94,7 @@ def defaults(backend):
 def test_defaults_backend_uses_the_defaults(defaults):
     assert type(defaults).conv2d is ModuleOps.conv2d
     assert type(defaults)._conv is ModuleOps._conv
+    assert type(defaults).im2col is ModuleBlocks.im2col
     assert type(defaults).interpolate is ModuleOps.interpolate
 
 

@@ -14,16 +14,20 @@ from __future__ import annotations
 
 import itertools
 import math
+import types
 
 import numpy as np
 from burn.backend.ops.module import (
     InterpolateMode,
+    ModuleOps,
+    _dims,
     adaptive_taps,
     avg_pool_counts,
     conv_output_size,
     conv_transpose_output_size,
     interpolate_taps,
     max_pool_positions,
+    pool_dims,
     taps_matrix,
 )
 from numpy.lib.stride_tricks import sliding_window_view
@@ -147,7 +151,7 @@ class NdArrayModuleOps:
     """Numpy overrides of `ModuleOps`' generic building blocks (every module op routes here)."""
 
     # ------------------------------------------------------------------ convolution
-    def _conv(self, x, weight, bias, options):
+    def _nd_conv(self, x, weight, bias, options):
         kernel = weight.shape[2:]
         out = [
             conv_output_size(n, k, s, p, d)
@@ -166,7 +170,7 @@ class NdArrayModuleOps:
         )
         return _bias(y, bias).astype(x.dtype, copy=False)
 
-    def _conv_x_backward(self, x, weight, output_grad, options):
+    def _nd_conv_x_backward(self, x, weight, output_grad, options):
         o, cg, *kernel = weight.shape
         groups = options.groups
         g = _by_group(_work(output_grad), groups)  # [groups, O/g, N*L]
@@ -176,7 +180,7 @@ class NdArrayModuleOps:
         xg = _col2im(cols, kernel, options.stride, options.dilation, options.padding, x.shape[2:])
         return xg.reshape(x.shape).astype(x.dtype, copy=False)
 
-    def _conv_weight_backward(self, x, weight, output_grad, options):
+    def _nd_conv_weight_backward(self, x, weight, output_grad, options):
         kernel = weight.shape[2:]
         out = output_grad.shape[2:]
         cols = _im2col(
@@ -186,12 +190,12 @@ class NdArrayModuleOps:
         wg = np.matmul(g, cols.transpose(0, 2, 1))  # [groups, O/g, Cg*taps]
         return wg.reshape(weight.shape).astype(weight.dtype, copy=False)
 
-    def _sum_but_channels(self, g):
+    def _nd_sum_but_channels(self, g):
         return g.sum(axis=(0, *range(2, g.ndim)), dtype=_work(g[:0]).dtype).astype(
             g.dtype, copy=False
         )
 
-    def _conv_transpose(self, x, weight, bias, options):
+    def _nd_conv_transpose(self, x, weight, bias, options):
         c, og, *kernel = weight.shape
         groups = options.groups
         size = [
@@ -214,7 +218,7 @@ class NdArrayModuleOps:
         y = y.reshape(x.shape[0], groups * og, *size)
         return _bias(y, bias).astype(x.dtype, copy=False)
 
-    def _conv_transpose_x_backward(self, weight, output_grad, options):
+    def _nd_conv_transpose_x_backward(self, weight, output_grad, options):
         kernel = weight.shape[2:]
         spatial = [
             (n + 2 * p - po - d * (k - 1) - 1) // s + 1
@@ -239,7 +243,7 @@ class NdArrayModuleOps:
         )
         return y.astype(output_grad.dtype, copy=False)
 
-    def _conv_transpose_weight_backward(self, x, weight, output_grad, options):
+    def _nd_conv_transpose_weight_backward(self, x, weight, output_grad, options):
         kernel = weight.shape[2:]
         cols = _im2col(
             _work(output_grad),
@@ -255,7 +259,7 @@ class NdArrayModuleOps:
         return wg.reshape(weight.shape).astype(weight.dtype, copy=False)
 
     # ------------------------------------------------------------------ pooling
-    def _avg_pool(self, x, kernel, stride, padding, count_include_pad):
+    def _nd_avg_pool(self, x, kernel, stride, padding, count_include_pad):
         nd = len(kernel)
         out = [
             conv_output_size(n, k, s, p, 1)
@@ -273,7 +277,7 @@ class NdArrayModuleOps:
             return math.prod(kernel)
         return avg_pool_counts(x.shape[2:], kernel, stride, padding, out)
 
-    def _avg_pool_backward(self, x, grad, kernel, stride, padding, count_include_pad):
+    def _nd_avg_pool_backward(self, x, grad, kernel, stride, padding, count_include_pad):
         nd = len(kernel)
         n, c, *out = grad.shape
         share = _work(grad) / self._np_divisor(x, kernel, stride, padding, out, count_include_pad)
@@ -281,7 +285,7 @@ class NdArrayModuleOps:
         xg = _col2im(cols, kernel, stride, (1,) * nd, padding, x.shape[2:])
         return xg.astype(x.dtype, copy=False)
 
-    def _max_pool_with_indices(self, x, kernel, stride, padding, dilation):
+    def _nd_max_pool_with_indices(self, x, kernel, stride, padding, dilation):
         spatial = x.shape[2:]
         out = [
             conv_output_size(size, k, s, p, d)
@@ -302,7 +306,7 @@ class NdArrayModuleOps:
             index += better * (where - index)  # masked assignment, without a (slow) mask
         return best, index
 
-    def _max_pool_with_indices_backward(self, x, output_grad, indices):
+    def _nd_max_pool_with_indices_backward(self, x, output_grad, indices):
         n, c, *spatial = x.shape
         plane = math.prod(spatial)
         where = indices.reshape(n * c, -1) + (np.arange(n * c) * plane)[:, None]
@@ -314,7 +318,7 @@ class NdArrayModuleOps:
         return summed.reshape(x.shape).astype(output_grad.dtype)
 
     # ------------------------------------------------------------------ separable linear maps
-    def _adaptive_avg_pool(self, x, output_size):
+    def _nd_adaptive_avg_pool(self, x, output_size):
         y = _work(x)
         for axis, out in enumerate(output_size):
             dim = 2 + axis
@@ -322,7 +326,7 @@ class NdArrayModuleOps:
             y = _along(y, taps_matrix(*adaptive_taps(size, out), size).astype(y.dtype), dim)
         return y.astype(x.dtype, copy=False)
 
-    def _adaptive_avg_pool_backward(self, x, grad):
+    def _nd_adaptive_avg_pool_backward(self, x, grad):
         g = _work(grad)
         for axis, (size, out) in enumerate(zip(x.shape[2:], grad.shape[2:], strict=True)):
             g = _along(g, taps_matrix(*adaptive_taps(size, out), size).T.astype(g.dtype), 2 + axis)
@@ -366,3 +370,73 @@ class NdArrayModuleOps:
         ]
         win = _windows(x, kernel, options.stride, options.dilation, options.padding, out)
         return win.transpose(0, 1, 4, 5, 2, 3).reshape(n, c * math.prod(kernel), math.prod(out))
+
+
+def _install_public_ops(cls: type) -> None:
+    """Serve the contract's public 1-d/2-d/3-d module ops with the n-d bodies above."""
+    for n in (1, 2, 3):
+        d = f"{n}d"
+        _publish(cls, f"conv{d}", cls._nd_conv)
+        _publish(cls, f"conv{d}_x_backward", cls._nd_conv_x_backward)
+        _publish(cls, f"conv{d}_weight_backward", cls._nd_conv_weight_backward)
+        _publish(cls, f"conv_transpose{d}", cls._nd_conv_transpose)
+        _publish(cls, f"conv_transpose{d}_x_backward", cls._nd_conv_transpose_x_backward)
+        _publish(cls, f"conv_transpose{d}_weight_backward", cls._nd_conv_transpose_weight_backward)
+        _publish(cls, f"conv{d}_bias_backward", _bias_backward)
+        _publish(cls, f"conv_transpose{d}_bias_backward", _bias_backward)
+    for n in (1, 2):
+        _publish(cls, f"avg_pool{n}d", _avg_pool(n))
+        _publish(cls, f"avg_pool{n}d_backward", _avg_pool_backward(n))
+        _publish(cls, f"max_pool{n}d_with_indices", _max_pool_with_indices(n))
+        _publish(cls, f"max_pool{n}d_with_indices_backward", _max_pool_backward)
+        _publish(cls, f"adaptive_avg_pool{n}d", _adaptive(n))
+        _publish(cls, f"adaptive_avg_pool{n}d_backward", cls._nd_adaptive_avg_pool_backward)
+
+
+def _publish(cls: type, name: str, fn) -> None:
+    """`fn` installed as the public op `name`, with the contract's docstring for `help()`."""
+    method = types.FunctionType(fn.__code__, fn.__globals__, name, fn.__defaults__, fn.__closure__)
+    method.__doc__ = getattr(ModuleOps, name).__doc__
+    method.__qualname__ = f"{cls.__name__}.{name}"
+    setattr(cls, name, method)
+
+
+def _bias_backward(self, x, bias, output_grad):
+    return self._nd_sum_but_channels(output_grad)
+
+
+def _avg_pool(n: int):
+    def avg_pool(self, x, kernel_size, stride, padding, count_include_pad):
+        return self._nd_avg_pool(x, *pool_dims(n, kernel_size, stride, padding), count_include_pad)
+
+    return avg_pool
+
+
+def _avg_pool_backward(n: int):
+    def avg_pool_backward(self, x, grad, kernel_size, stride, padding, count_include_pad):
+        dims = pool_dims(n, kernel_size, stride, padding)
+        return self._nd_avg_pool_backward(x, grad, *dims, count_include_pad)
+
+    return avg_pool_backward
+
+
+def _max_pool_with_indices(n: int):
+    def max_pool_with_indices(self, x, kernel_size, stride, padding, dilation):
+        dims = pool_dims(n, kernel_size, stride, padding, dilation)
+        return self._nd_max_pool_with_indices(x, *dims)
+
+    return max_pool_with_indices
+
+
+def _max_pool_backward(self, x, kernel_size, stride, padding, dilation, output_grad, indices):
+    return self._nd_max_pool_with_indices_backward(x, output_grad, indices)
+
+
+def _adaptive(n: int):
+    def adaptive_avg_pool(self, x, output_size):
+        return self._nd_adaptive_avg_pool(x, _dims(output_size, n))
+
+    return adaptive_avg_pool
+
+
+_install_public_ops(NdArrayModuleOps)

@@ -44,7 +44,8 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Backend:
     if name.startswith("_"):
         raise AttributeError(name)
-    return get(name)
+    backend: Backend = get(name)
+    return backend

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from burn.backend.device import Capabilities, Device
 from burn.backend.ops import (
     ActivationOps,
+    AutodiffOps,
     BoolTensorOps,
     FloatTensorOps,
     IntTensorOps,
@@ -13,12 +16,24 @@ from burn.backend.ops import (
 )
 
 
-class Backend(PrimitiveOps, FloatTensorOps, IntTensorOps, BoolTensorOps, ModuleOps, ActivationOps):
+class Backend(
+    FloatTensorOps,
+    IntTensorOps,
+    BoolTensorOps,
+    ModuleOps,
+    ActivationOps,
+    AutodiffOps,
+    PrimitiveOps,
+):
     """Base class of every backend.
 
     A backend is an instance (usually a module-level singleton such as `NdArray`). Subclasses
     implement the abstract core of `PrimitiveOps`; Python refuses to instantiate one that misses
-    a required method and names it. Everything else has a default.
+    a required method and names it. Every named op (`float_add`, `int_gather`, `conv2d`,
+    `relu`...) has a default composed from that core; a backend overrides the ones it runs
+    faster, and decorators (`Autodiff`) forward each named op to the same name on the backend
+    they wrap. The autodiff protocol (`backward`, `grad`, `float_set_require_grad`...) has
+    defaults for backends that do not track gradients.
 
     Class attributes to set:
         name: the registry name (`"ndarray"`).
@@ -32,7 +47,7 @@ class Backend(PrimitiveOps, FloatTensorOps, IntTensorOps, BoolTensorOps, ModuleO
     capabilities: Capabilities = Capabilities()
     host_memory: bool = False
 
-    def device(self, *args, **kwargs) -> Device:
+    def device(self, *args: Any, **kwargs: Any) -> Device:
         """The backend's default device (backends may accept a selector)."""
         raise NotImplementedError(f"{type(self).__name__} must define device()")
 
@@ -55,7 +70,7 @@ class Backend(PrimitiveOps, FloatTensorOps, IntTensorOps, BoolTensorOps, ModuleO
         """The backend this one decorates (itself when it decorates nothing)."""
         return self
 
-    def sync(self, device=None) -> None:
+    def sync(self, device: Device | None = None) -> None:
         """Wait for queued work (a no-op on synchronous backends)."""
 
     def __repr__(self) -> str:

@@ -16,13 +16,15 @@ class Device:
 
     backend = None  # set by the backend that owns the device class
 
-    def __eq__(self, other) -> bool:
-        return type(self) is type(other) and self._key() == other._key()
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Device) and type(self) is type(other) and self._key() == other._key()
+        )
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, self._key()))
 
-    def _key(self):
+    def _key(self) -> tuple[object, ...]:
         return ()
 
 
@@ -36,7 +38,7 @@ class Capabilities:
         int_dtype: the default dtype of Int tensors (and of indices it returns).
     """
 
-    dtypes: frozenset = field(default_factory=lambda: frozenset(DType))
+    dtypes: frozenset[DType] = field(default_factory=lambda: frozenset(DType))
     float_dtype: DType = DType.F32
     int_dtype: DType = DType.I64
 

@@ -6,6 +6,8 @@ It owns a contiguous numpy array plus its `DType`. Backends build primitives fro
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from burn.tensor.dtype import DType
 from burn.tensor.errors import DTypeError, ShapeError
@@ -23,8 +25,9 @@ class TensorData:
     """
 
     __slots__ = ("array",)
+    array: np.ndarray
 
-    def __init__(self, value, shape=None, dtype=None):
+    def __init__(self, value: Any, shape: Any = None, dtype: Any = None) -> None:
         if isinstance(value, TensorData):
             array = value.array
         elif isinstance(value, np.ndarray):
@@ -53,15 +56,15 @@ class TensorData:
 
     # -- construction ----------------------------------------------------------------------
     @classmethod
-    def zeros(cls, shape, dtype=DType.F32) -> TensorData:
+    def zeros(cls, shape: Any, dtype: Any = DType.F32) -> TensorData:
         return cls(np.zeros(tuple(shape), DType.parse(dtype).numpy))
 
     @classmethod
-    def ones(cls, shape, dtype=DType.F32) -> TensorData:
+    def ones(cls, shape: Any, dtype: Any = DType.F32) -> TensorData:
         return cls(np.ones(tuple(shape), DType.parse(dtype).numpy))
 
     @classmethod
-    def from_bytes(cls, data: bytes, shape, dtype) -> TensorData:
+    def from_bytes(cls, data: bytes, shape: Any, dtype: Any) -> TensorData:
         dtype = DType.parse(dtype)
         return cls(np.frombuffer(data, dtype=dtype.numpy).reshape(tuple(shape)))
 
@@ -86,29 +89,30 @@ class TensorData:
         return self.array.ndim
 
     # -- conversion ------------------------------------------------------------------------
-    def convert(self, dtype) -> TensorData:
+    def convert(self, dtype: Any) -> TensorData:
         """The same values as another dtype."""
         return TensorData(self.array.astype(DType.parse(dtype).numpy))
 
-    def to_list(self) -> list:
+    def to_list(self) -> list[Any]:
         """Nested Python lists (Burn's `to_vec` gives the flat list; see `to_vec`)."""
-        return self.array.tolist()
+        values: list[Any] = self.array.tolist()
+        return values
 
-    def to_vec(self) -> list:
+    def to_vec(self) -> list[Any]:
         """The values as a flat Python list, row-major."""
         return self.array.reshape(-1).tolist()
 
     def as_array(self) -> np.ndarray:
         return self.array
 
-    def iter(self):
+    def iter(self) -> Any:
         return iter(self.to_vec())
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
         return self.array if dtype is None else self.array.astype(dtype)
 
     # -- comparisons -----------------------------------------------------------------------
-    def assert_eq(self, other, strict: bool = True) -> None:
+    def assert_eq(self, other: Any, strict: bool = True) -> None:
         """Raise AssertionError unless shapes, values (and dtypes when `strict`) match."""
         other = other if isinstance(other, TensorData) else TensorData(other)
         if self.shape != other.shape:
@@ -121,7 +125,7 @@ class TensorData:
         if not np.array_equal(a, b, equal_nan=a.dtype.kind == "f"):
             raise AssertionError(f"values differ:\n{self.array}\n!=\n{other.array}")
 
-    def assert_approx_eq(self, other, tolerance: float = 1e-4) -> None:
+    def assert_approx_eq(self, other: Any, tolerance: float = 1e-4) -> None:
         """Raise AssertionError unless shapes match and values agree within `tolerance`."""
         other = other if isinstance(other, TensorData) else TensorData(other)
         if self.shape != other.shape:
@@ -134,7 +138,7 @@ class TensorData:
                 f"values differ by up to {worst:g} (tolerance {tolerance}):\n{a}\n!=\n{b}"
             )
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: Any) -> bool:
         if not isinstance(other, TensorData):
             return NotImplemented
         return (
@@ -143,7 +147,7 @@ class TensorData:
             and np.array_equal(self.array, other.array)
         )
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         from burn.tensor.display import format_values

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -49,13 +50,13 @@ def format_values(array: np.ndarray) -> str:
     return np.array2string(
         array,
         separator=", ",
-        formatter=formatter,
+        formatter=formatter,  # type: ignore[arg-type]
         threshold=_options.threshold,
         edgeitems=_options.edge_items,
     )
 
 
-def render(tensor) -> str:
+def render(tensor: Any) -> str:
     """`Tensor { data: ..., shape: ..., device: ..., backend: ..., kind: ..., dtype: ... }`."""
     data = tensor.to_data()
     lines = [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -10,7 +11,7 @@ import numpy as np
 class Distribution:
     """Where random values come from. `Distribution.Default` is uniform on [0, 1)."""
 
-    def sample(self, rng: np.random.Generator, shape) -> np.ndarray:
+    def sample(self, rng: np.random.Generator, shape: Any) -> np.ndarray:
         """Draw float64 samples on the host; backends may draw on their device instead."""
         raise NotImplementedError
 
@@ -22,7 +23,7 @@ class Uniform(Distribution):
     low: float
     high: float
 
-    def sample(self, rng, shape):
+    def sample(self, rng: Any, shape: Any) -> Any:
         return rng.uniform(self.low, self.high, size=shape)
 
 
@@ -33,7 +34,7 @@ class Normal(Distribution):
     mean: float
     std: float
 
-    def sample(self, rng, shape):
+    def sample(self, rng: Any, shape: Any) -> Any:
         return rng.normal(self.mean, self.std, size=shape)
 
 
@@ -43,20 +44,21 @@ class Bernoulli(Distribution):
 
     prob: float
 
-    def sample(self, rng, shape):
+    def sample(self, rng: Any, shape: Any) -> Any:
         return (rng.random(size=shape) < self.prob).astype(np.float64)
 
 
 @dataclass(frozen=True)
 class _Default(Distribution):
-    def sample(self, rng, shape):
+    def sample(self, rng: Any, shape: Any) -> Any:
         return rng.random(size=shape)
 
     def __repr__(self) -> str:
         return "Distribution.Default"
 
 
-Distribution.Uniform = Uniform
-Distribution.Normal = Normal
-Distribution.Bernoulli = Bernoulli
-Distribution.Default = _Default()
+# Burn's spelling: `Distribution.Uniform(lo, hi)`, `Distribution.Default`.
+Distribution.Uniform = Uniform  # type: ignore[attr-defined]
+Distribution.Normal = Normal  # type: ignore[attr-defined]
+Distribution.Bernoulli = Bernoulli  # type: ignore[attr-defined]
+Distribution.Default = _Default()  # type: ignore[attr-defined]

@@ -7,6 +7,7 @@ from `ml_dtypes`, since numpy has no bfloat16 of its own.
 from __future__ import annotations
 
 import enum
+from typing import Any, cast
 
 import ml_dtypes
 import numpy as np
@@ -29,7 +30,7 @@ class DType(enum.Enum):
     @property
     def numpy(self) -> np.dtype:
         """The numpy dtype that stores this element type."""
-        return _TO_NUMPY[self]
+        return cast("np.dtype[Any]", _TO_NUMPY[self])
 
     @property
     def is_float(self) -> bool:
@@ -48,7 +49,7 @@ class DType(enum.Enum):
         return self.numpy.itemsize
 
     @classmethod
-    def from_numpy(cls, dtype) -> DType:
+    def from_numpy(cls, dtype: Any) -> DType:
         """The DType of a numpy dtype; `DTypeError` for one burn does not model."""
         dtype = np.dtype(dtype)
         try:
@@ -59,7 +60,7 @@ class DType(enum.Enum):
             raise DTypeError(f"numpy dtype {dtype} has no burn DType") from None
 
     @classmethod
-    def parse(cls, value) -> DType:
+    def parse(cls, value: Any) -> DType:
         """Accept a DType, its name ('f32'), or a numpy dtype."""
         if isinstance(value, DType):
             return value

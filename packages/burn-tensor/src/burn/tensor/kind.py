@@ -6,6 +6,11 @@ A kind is a marker class. It names the family of backend ops a tensor uses (`flo
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from burn.tensor.dtype import DType
+
 
 class Kind:
     """Base of the three kinds; never instantiated."""
@@ -13,11 +18,11 @@ class Kind:
     prefix: str = ""
     name: str = ""
 
-    def __init_subclass__(cls, **kwargs):
+    def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls.name = cls.__name__
 
-    def __new__(cls, *args, **kwargs):
+    def __new__(cls, *args: Any, **kwargs: Any) -> Kind:
         raise TypeError(f"{cls.__name__} is a tensor kind, not a value")
 
 
@@ -39,7 +44,7 @@ class Bool(Kind):
     prefix = "bool_"
 
 
-def kind_of_dtype(dtype) -> type[Kind]:
+def kind_of_dtype(dtype: DType) -> type[Kind]:
     """The kind that holds values of `dtype`."""
     if dtype.is_float:
         return Float

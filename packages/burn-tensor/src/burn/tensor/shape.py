@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 
 class Shape:
@@ -22,16 +23,20 @@ class Shape:
     def num_dims(self) -> int:
         return len(self.dims)
 
+    def __call__(self) -> Shape:
+        """The shape itself, so `t.shape()` (Burn's spelling) and `t.shape` (PyTorch's) agree."""
+        return self
+
     def __len__(self) -> int:
         return len(self.dims)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[int]:
         return iter(self.dims)
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: Any) -> Any:
         return self.dims[index]
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         if isinstance(other, Shape):
             return self.dims == other.dims
         if isinstance(other, (list, tuple)):

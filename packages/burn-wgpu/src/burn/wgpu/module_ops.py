@@ -51,7 +51,7 @@ class WgpuModuleOps:
             **extra,
         )
 
-    def _im2col(self, x, kernel, stride, dilation, padding, out, value=0):
+    def im2col(self, x, kernel, stride, dilation, padding, out, value=0):
         from burn.wgpu.backend import _groups, scalar_bits
 
         n, c, *size = x.shape
@@ -64,7 +64,7 @@ class WgpuModuleOps:
         x.rt.launch(K.im2col(x.dtype), ("r", "rw"), (x.handle, result.handle), info, _groups(total))
         return result
 
-    def _col2im(self, cols, kernel, stride, dilation, padding, size):
+    def col2im(self, cols, kernel, stride, dilation, padding, size):
         from burn.wgpu.backend import _groups
 
         n, c, _, *out = cols.shape
@@ -97,13 +97,13 @@ class WgpuModuleOps:
         )
         return out
 
-    def _resample(self, x, dim: int, index, weight):
+    def resample(self, x, dim: int, index, weight):
         """`out[.., i, ..] = sum_t weight[t, i] * x[.., index[t, i], ..]` in one launch."""
         key = ("taps", *_content(index, weight), False)
         return self._resample_cached(x, dim, index.shape[1], key, lambda: (index, weight))
 
-    def _resample_backward(self, grad, dim: int, size: int, index, weight):
-        """The adjoint of `_resample`: a resampling back to `size` with the transposed taps."""
+    def resample_backward(self, grad, dim: int, size: int, index, weight):
+        """The adjoint of `resample`: a resampling back to `size` with the transposed taps."""
         key = ("taps", *_content(index, weight), size, True)
         return self._resample_cached(
             grad, dim, size, key, lambda: R.transposed(index, weight, size)
