@@ -29,6 +29,7 @@ PROVIDED_BY: dict[str, str] = {
     "data": "burn-data",
     "huggingface": "burn-huggingface",
     "train": "burn-train",
+    "collective": "burn-collective",
     "onnx": "burn-import",
     "pytorch": "burn-import",
     "safetensors": "burn-import",
