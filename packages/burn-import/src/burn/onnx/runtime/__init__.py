@@ -1,0 +1,13 @@
+"""Helpers the generated models call for ONNX ops that are not one `Tensor` method.
+
+Each helper is composed from the public `Tensor` API only, so a generated model runs on every
+backend and trains under `Autodiff`. Arguments follow the ONNX op's inputs and attributes (same
+names and defaults); index-like inputs (shapes, axes, pads) may be Python lists or Int tensors.
+An ONNX scalar is a one-element rank-1 tensor here (burn tensors have at least one dimension).
+"""
+
+from burn.onnx.runtime.indexing import *  # noqa: F403
+from burn.onnx.runtime.math import *  # noqa: F403
+from burn.onnx.runtime.nn import *  # noqa: F403
+from burn.onnx.runtime.reduce import *  # noqa: F403
+from burn.onnx.runtime.shape import *  # noqa: F403

@@ -1,0 +1,577 @@
+"""Neural-network ops with ONNX's options: convolutions and pools with any padding, the
+normalizations, Resize with every coordinate mode, and MatMul with batch broadcasting."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from burn.backend.ops.module import ConvOptions, ConvTransposeOptions
+from burn.onnx.runtime.shape import align, as_ints, full
+from burn.tensor import Tensor
+from burn.tensor import module as F
+
+__all__ = [
+    "average_pool",
+    "batch_norm",
+    "conv",
+    "conv_transpose",
+    "gemm",
+    "global_pool",
+    "group_norm",
+    "instance_norm",
+    "layer_norm",
+    "lrn",
+    "matmul",
+    "max_pool",
+    "resize",
+    "rms_norm",
+    "same_pads",
+]
+
+
+def same_pads(sizes, kernel, strides, dilations, upper: bool) -> list[int]:
+    """ONNX `SAME_UPPER`/`SAME_LOWER` pads ([begins..., ends...]) for input `sizes`."""
+    begins, ends = [], []
+    for size, k, s, d in zip(sizes, kernel, strides, dilations, strict=True):
+        out = -(-size // s)
+        total = max(0, (out - 1) * s + (k - 1) * d + 1 - size)
+        small, big = total // 2, total - total // 2
+        begins.append(small if upper else big)
+        ends.append(big if upper else small)
+    return begins + ends
+
+
+def _resolve_pads(x: Tensor, n, kernel, strides, dilations, pads, auto_pad) -> list[int]:
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        return same_pads(x.dims()[2:], kernel, strides, dilations, auto_pad == "SAME_UPPER")
+    if auto_pad == "VALID" or not pads:
+        return [0] * (2 * n)
+    return list(pads)
+
+
+def _pad_spatial(x: Tensor, begins, ends, value=0.0) -> Tensor:
+    pairs = []
+    for b, e in zip(reversed(begins), reversed(ends), strict=True):
+        pairs += [b, e]
+    return x.pad(pairs, value) if any(pairs) else x
+
+
+def conv(
+    x: Tensor,
+    w: Tensor,
+    b: Tensor | None = None,
+    auto_pad: str = "NOTSET",
+    dilations=None,
+    group: int = 1,
+    kernel_shape=None,
+    pads=None,
+    strides=None,
+) -> Tensor:
+    n = w.rank() - 2
+    kernel = w.dims()[2:]
+    strides = list(strides or [1] * n)
+    dilations = list(dilations or [1] * n)
+    p = _resolve_pads(x, n, kernel, strides, dilations, pads, auto_pad)
+    begins, ends = p[:n], p[n:]
+    if begins != ends:
+        x = _pad_spatial(x, begins, ends)
+        begins = [0] * n
+    options = ConvOptions(tuple(strides), tuple(begins), tuple(dilations), group)
+    if n == 1:
+        return F.conv1d(x, w, b, options)
+    if n == 2:
+        return F.conv2d(x, w, b, options)
+    return F.conv3d(x, w, b, options)
+
+
+def conv_transpose(
+    x: Tensor,
+    w: Tensor,
+    b: Tensor | None = None,
+    auto_pad: str = "NOTSET",
+    dilations=None,
+    group: int = 1,
+    kernel_shape=None,
+    output_padding=None,
+    output_shape=None,
+    pads=None,
+    strides=None,
+) -> Tensor:
+    n = w.rank() - 2
+    kernel = w.dims()[2:]
+    strides = list(strides or [1] * n)
+    dilations = list(dilations or [1] * n)
+    out_pad = list(output_padding or [0] * n)
+    sizes = x.dims()[2:]
+    if output_shape:
+        target = list(output_shape)[-n:]
+        total = [
+            s * (i - 1) + op + ((k - 1) * d + 1) - t
+            for s, i, op, k, d, t in zip(
+                strides, sizes, out_pad, kernel, dilations, target, strict=True
+            )
+        ]
+        if auto_pad == "SAME_UPPER":
+            begins = [t // 2 for t in total]
+        else:
+            begins = [t - t // 2 for t in total]
+        ends = [t - bg for t, bg in zip(total, begins, strict=True)]
+    elif auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        total = [
+            s * (i - 1) + op + ((k - 1) * d + 1) - i * s
+            for s, i, op, k, d in zip(strides, sizes, out_pad, kernel, dilations, strict=True)
+        ]
+        if auto_pad == "SAME_UPPER":
+            begins = [t // 2 for t in total]
+        else:
+            begins = [t - t // 2 for t in total]
+        ends = [t - bg for t, bg in zip(total, begins, strict=True)]
+    else:
+        p = list(pads or [0] * (2 * n))
+        begins, ends = p[:n], p[n:]
+    # Burn's transposed convolution pads symmetrically: take the smaller side, crop the rest.
+    common = [min(bg, e) for bg, e in zip(begins, ends, strict=True)]
+    options = ConvTransposeOptions(
+        tuple(strides), tuple(common), tuple(out_pad), tuple(dilations), group
+    )
+    fn = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[n - 1]
+    out = fn(x, w, b, options)
+    extra_b = [bg - c for bg, c in zip(begins, common, strict=True)]
+    extra_e = [e - c for e, c in zip(ends, common, strict=True)]
+    if any(extra_b) or any(extra_e):
+        ranges = [slice(None), slice(None)]
+        for d, (eb, ee) in enumerate(zip(extra_b, extra_e, strict=True)):
+            size = out.dims()[2 + d]
+            ranges.append(slice(eb, size - ee))
+        out = out.slice(ranges)
+    return out
+
+
+def _windows(x: Tensor, n: int, kernel, strides, dilations, pads, ceil_mode, value):
+    """`x` padded for a pool; with `ceil_mode`, the extra end padding the last window needs."""
+    begins, ends = list(pads[:n]), list(pads[n:])
+    if ceil_mode:
+        for d in range(n):
+            size = x.dims()[2 + d] + begins[d] + ends[d]
+            extent = (kernel[d] - 1) * dilations[d] + 1
+            out = -(-(size - extent) // strides[d]) + 1
+            if (out - 1) * strides[d] >= x.dims()[2 + d] + begins[d]:
+                out -= 1
+            need = (out - 1) * strides[d] + extent - size
+            ends[d] += max(0, need)
+    return _pad_spatial(x, begins, ends, value), begins, ends
+
+
+def _pool_nd(x: Tensor, n: int, kernel, strides, dilations, kind: str) -> Tensor:
+    """A pool with no padding, any number of spatial dims, through 1-d/2-d functional pools."""
+    if n == 1:
+        if kind == "max":
+            return F.max_pool1d(x, kernel[0], strides[0], 0, dilations[0])
+        return F.avg_pool1d(x, kernel[0], strides[0], 0, True)
+    if n == 2:
+        if kind == "max":
+            return F.max_pool2d(x, kernel, strides, 0, dilations)
+        return F.avg_pool2d(x, kernel, strides, 0, True)
+    # 3-d and up: pool the last two dims, then the leading ones by folding them into channels.
+    b, c = x.dims()[:2]
+    lead = x.dims()[2:-2]
+    flat = x.reshape([b, c * int(np.prod(lead)), *x.dims()[-2:]])
+    inner = _pool_nd(flat, 2, kernel[-2:], strides[-2:], dilations[-2:], kind)
+    inner = inner.reshape([b, c, *lead, *inner.dims()[-2:]])
+    moved = inner.movedim(list(range(2, 2 + n - 2)), list(range(n, 2 + n - 2 + n - 2)))
+    # now [b, c, h', w', *lead]: pool the leading dims recursively as the last dims
+    rest = moved.reshape([b, c * int(np.prod(moved.dims()[2:4])), *lead])
+    pooled = _pool_nd(rest, n - 2, kernel[:-2], strides[:-2], dilations[:-2], kind)
+    out = pooled.reshape([b, c, *moved.dims()[2:4], *pooled.dims()[2:]])
+    return out.movedim(list(range(4, 4 + n - 2)), list(range(2, 2 + n - 2)))
+
+
+def max_pool(
+    x: Tensor,
+    auto_pad: str = "NOTSET",
+    ceil_mode: int = 0,
+    dilations=None,
+    kernel_shape=None,
+    pads=None,
+    storage_order: int = 0,
+    strides=None,
+) -> Tensor:
+    n = x.rank() - 2
+    kernel = list(kernel_shape)
+    strides = list(strides or [1] * n)
+    dilations = list(dilations or [1] * n)
+    p = _resolve_pads(x, n, kernel, strides, dilations, pads, auto_pad)
+    padded, _, _ = _windows(x, n, kernel, strides, dilations, p, ceil_mode, -math.inf)
+    return _pool_nd(padded, n, kernel, strides, dilations, "max")
+
+
+def average_pool(
+    x: Tensor,
+    auto_pad: str = "NOTSET",
+    ceil_mode: int = 0,
+    count_include_pad: int = 0,
+    dilations=None,
+    kernel_shape=None,
+    pads=None,
+    strides=None,
+) -> Tensor:
+    n = x.rank() - 2
+    kernel = list(kernel_shape)
+    strides = list(strides or [1] * n)
+    dilations = list(dilations or [1] * n)
+    p = _resolve_pads(x, n, kernel, strides, dilations, pads, auto_pad)
+    if any(d != 1 for d in dilations):
+        return _dilated_average(x, n, kernel, strides, dilations, p, ceil_mode, count_include_pad)
+    padded, begins, ends = _windows(x, n, kernel, strides, dilations, p, ceil_mode, 0.0)
+    total = _pool_nd(padded, n, kernel, strides, dilations, "avg")
+    # The divisor: window cells inside the input (or inside the explicit pads).
+    ones = full([1, 1, *x.dims()[2:]], 1.0, x.device(), x.dtype)
+    if count_include_pad:
+        ones = _pad_spatial(ones, p[:n], p[n:], 1.0)
+        begins = [b - pb for b, pb in zip(begins, p[:n], strict=True)]
+        ends = [e - pe for e, pe in zip(ends, p[n:], strict=True)]
+    mask = _pad_spatial(ones, begins, ends, 0.0)
+    share = _pool_nd(mask, n, kernel, strides, dilations, "avg")
+    return total / share
+
+
+def _dilated_average(x, n, kernel, strides, dilations, p, ceil_mode, count_include_pad):
+    """Average over dilated windows: the mean of shifted strided slices."""
+    padded, begins, ends = _windows(x, n, kernel, strides, dilations, p, ceil_mode, 0.0)
+    ones = full([1, 1, *x.dims()[2:]], 1.0, x.device(), x.dtype)
+    if count_include_pad:
+        ones = _pad_spatial(ones, p[:n], p[n:], 1.0)
+        begins = [b - pb for b, pb in zip(begins, p[:n], strict=True)]
+        ends = [e - pe for e, pe in zip(ends, p[n:], strict=True)]
+    mask = _pad_spatial(ones, begins, ends, 0.0)
+    sizes = padded.dims()[2:]
+    outs = [
+        (s - ((k - 1) * d + 1)) // st + 1
+        for s, k, d, st in zip(sizes, kernel, dilations, strides, strict=True)
+    ]
+    total, count = None, None
+    for offset in np.ndindex(*kernel):
+        ranges = [slice(None), slice(None)]
+        for d in range(n):
+            start = offset[d] * dilations[d]
+            ranges.append(slice(start, start + (outs[d] - 1) * strides[d] + 1, strides[d]))
+        part, weight = padded.slice(ranges), mask.slice(ranges)
+        total = part if total is None else total + part
+        count = weight if count is None else count + weight
+    return total / count
+
+
+def global_pool(x: Tensor, kind: str) -> Tensor:
+    out = x
+    for d in range(2, x.rank()):
+        out = out.mean_dim(d) if kind == "avg" else out.max_dim(d)
+    return out
+
+
+def batch_norm(
+    x: Tensor,
+    scale: Tensor,
+    bias: Tensor,
+    mean: Tensor,
+    var: Tensor,
+    epsilon: float = 1e-5,
+    momentum: float = 0.9,
+    training_mode: int = 0,
+):
+    """Inference with the given statistics, or (training_mode) with the batch's, returning
+    the running statistics too."""
+    shape = [1, x.dims()[1]] + [1] * (x.rank() - 2)
+    if training_mode:
+        axes = [0] + list(range(2, x.rank()))
+        batch_mean = x
+        for a in axes:
+            batch_mean = batch_mean.mean_dim(a)
+        centered = x - batch_mean
+        batch_var = centered * centered
+        for a in axes:
+            batch_var = batch_var.mean_dim(a)
+        out = centered / (batch_var + epsilon).sqrt() * scale.reshape(shape) + bias.reshape(shape)
+        c = x.dims()[1]
+        running_mean = mean * momentum + batch_mean.reshape([c]) * (1 - momentum)
+        running_var = var * momentum + batch_var.reshape([c]) * (1 - momentum)
+        return out, running_mean, running_var
+    norm = (x - mean.reshape(shape)) / (var.reshape(shape) + epsilon).sqrt()
+    return norm * scale.reshape(shape) + bias.reshape(shape)
+
+
+def layer_norm(
+    x: Tensor,
+    scale: Tensor,
+    bias: Tensor | None = None,
+    axis: int = -1,
+    epsilon: float = 1e-5,
+    stash_type: int = 1,
+):
+    axis %= x.rank()
+    dims = x.dims()
+    lead = int(np.prod(dims[:axis], dtype=np.int64))
+    flat = x.reshape([lead, -1]) if lead > 0 else x
+    work = flat.cast("f32") if stash_type == 1 and flat.dtype.value in ("f16", "bf16") else flat
+    mean = work.mean_dim(1)
+    centered = work - mean
+    var = (centered * centered).mean_dim(1)
+    inv = (var + epsilon).sqrt().recip()
+    norm = (centered * inv).cast(x.dtype) if work.dtype != x.dtype else centered * inv
+    norm = norm.reshape(dims)
+    scale, norm = align(scale, norm)
+    out = norm * scale
+    if bias is not None:
+        bias, out = align(bias, out)
+        out = out + bias
+    stat_shape = dims[:axis] + [1] * (len(dims) - axis)
+    return out, mean.reshape(stat_shape), inv.reshape(stat_shape)
+
+
+def rms_norm(x: Tensor, scale: Tensor, axis: int = -1, epsilon: float = 1e-5, stash_type: int = 1):
+    axis %= x.rank()
+    dims = x.dims()
+    lead = int(np.prod(dims[:axis], dtype=np.int64))
+    flat = x.reshape([lead, -1])
+    work = flat.cast("f32") if stash_type == 1 and flat.dtype.value in ("f16", "bf16") else flat
+    rms = ((work * work).mean_dim(1) + epsilon).sqrt()
+    norm = work / rms
+    norm = norm.cast(x.dtype) if norm.dtype != x.dtype else norm
+    norm = norm.reshape(dims)
+    scale, norm = align(scale, norm)
+    return norm * scale
+
+
+def instance_norm(x: Tensor, scale: Tensor, bias: Tensor, epsilon: float = 1e-5) -> Tensor:
+    b, c = x.dims()[:2]
+    flat = x.reshape([b, c, -1])
+    mean = flat.mean_dim(2)
+    centered = flat - mean
+    var = (centered * centered).mean_dim(2)
+    norm = (centered / (var + epsilon).sqrt()).reshape(x.dims())
+    shape = [1, c] + [1] * (x.rank() - 2)
+    return norm * scale.reshape(shape) + bias.reshape(shape)
+
+
+def group_norm(
+    x: Tensor, scale: Tensor, bias: Tensor, num_groups: int, epsilon: float = 1e-5, stash_type=1
+) -> Tensor:
+    b, c = x.dims()[:2]
+    flat = x.reshape([b, num_groups, -1])
+    mean = flat.mean_dim(2)
+    centered = flat - mean
+    var = (centered * centered).mean_dim(2)
+    norm = (centered / (var + epsilon).sqrt()).reshape(x.dims())
+    shape = [1, c] + [1] * (x.rank() - 2)
+    if scale.dims()[0] != c:  # opset 18's per-group scale and bias
+        scale = scale.reshape([num_groups, 1]).expand([num_groups, c // num_groups])
+        bias = bias.reshape([num_groups, 1]).expand([num_groups, c // num_groups])
+    return norm * scale.reshape(shape) + bias.reshape(shape)
+
+
+def lrn(x: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, bias: float = 1.0) -> Tensor:
+    c = x.dims()[1]
+    sq = x * x
+    before, after = (size - 1) // 2, size // 2
+    padded = sq.swap_dims(1, x.rank() - 1).pad([before, after], 0.0).swap_dims(1, x.rank() - 1)
+    total = None
+    for i in range(size):
+        part = padded.narrow(1, i, c)
+        total = part if total is None else total + part
+    return x / (total * (alpha / size) + bias).powf_scalar(beta)
+
+
+def matmul(a: Tensor, b: Tensor) -> Tensor:
+    """numpy's matmul: vectors promoted and dropped again, batch dims broadcast."""
+    ra, rb = a.rank(), b.rank()
+    if ra == 1:
+        a = a.unsqueeze_dim(0)
+    if rb == 1:
+        b = b.unsqueeze_dim(1)
+    a, b = align(a, b)
+    lead = [max(x, y) for x, y in zip(a.dims()[:-2], b.dims()[:-2], strict=True)]
+    if lead != a.dims()[:-2]:
+        a = a.expand(lead + a.dims()[-2:])
+    if lead != b.dims()[:-2]:
+        b = b.expand(lead + b.dims()[-2:])
+    out = a.matmul(b)
+    if ra == 1:
+        out = out.squeeze_dims([out.rank() - 2]) if out.rank() > 1 else out
+    if rb == 1:
+        out = out.squeeze_dims([out.rank() - 1]) if out.rank() > 1 else out
+    return out
+
+
+def resize(
+    x: Tensor,
+    roi=None,
+    scales=None,
+    sizes=None,
+    antialias: int = 0,
+    axes=None,
+    coordinate_transformation_mode: str = "half_pixel",
+    cubic_coeff_a: float = -0.75,
+    exclude_outside: int = 0,
+    extrapolation_value: float = 0.0,
+    keep_aspect_ratio_policy: str = "stretch",
+    mode: str = "nearest",
+    nearest_mode: str = "round_prefer_floor",
+) -> Tensor:
+    """Separable resampling: per axis, output positions map to input taps (host-side tables)
+    that are gathered and weighted with tensor ops, so gradients flow to `x`."""
+    rank = x.rank()
+    axes = [a % rank for a in as_ints(axes)] if axes is not None else list(range(rank))
+    dims = x.dims()
+    scale_list = _floats(scales)
+    size_list = as_ints(sizes) if sizes is not None else []
+    if size_list:
+        if keep_aspect_ratio_policy != "stretch":
+            ratios = [size_list[i] / dims[a] for i, a in enumerate(axes)]
+            r = min(ratios) if keep_aspect_ratio_policy == "not_larger" else max(ratios)
+            size_list = [int(round(r * dims[a])) for a in axes]
+            scale_list = [r] * len(axes)
+        else:
+            scale_list = [size_list[i] / dims[a] for i, a in enumerate(axes)]
+    else:
+        size_list = [int(math.floor(dims[a] * s)) for a, s in zip(axes, scale_list, strict=True)]
+    roi_list = _floats(roi)
+    out = x
+    for i, axis in enumerate(axes):
+        n_in, n_out, scale = dims[axis], size_list[i], scale_list[i]
+        if n_in == n_out and coordinate_transformation_mode != "tf_crop_and_resize":
+            if mode == "nearest" or scale == 1.0:
+                continue
+        if roi_list and len(roi_list) == 2 * len(axes):
+            start, end = roi_list[i], roi_list[len(axes) + i]
+        elif roi_list and len(roi_list) == 2 * rank:
+            start, end = roi_list[axis], roi_list[rank + axis]
+        else:
+            start, end = 0.0, 1.0
+        coords = _coordinates(coordinate_transformation_mode, n_in, n_out, scale, start, end)
+        idx, wts = _taps(
+            mode, coords, n_in, nearest_mode, cubic_coeff_a, exclude_outside, scale, antialias
+        )
+        out = _apply_taps(
+            out, axis, idx, wts, coords, n_in, coordinate_transformation_mode, extrapolation_value
+        )
+    return out
+
+
+def _floats(value) -> list[float]:
+    if value is None:
+        return []
+    if isinstance(value, Tensor):
+        return [float(v) for v in np.asarray(value.to_data().array).reshape(-1)]
+    return [float(v) for v in value]
+
+
+def _coordinates(mode, n_in, n_out, scale, start, end) -> np.ndarray:
+    i = np.arange(n_out, dtype=np.float64)
+    if mode == "half_pixel":
+        return (i + 0.5) / scale - 0.5
+    if mode == "half_pixel_symmetric":
+        adjustment = n_out / (scale * n_in)
+        center = n_in / 2
+        offset = center * (1 - adjustment)
+        return offset + (i + 0.5) / scale - 0.5
+    if mode == "pytorch_half_pixel":
+        return (i + 0.5) / scale - 0.5 if n_out > 1 else np.zeros_like(i)
+    if mode == "align_corners":
+        return i * (n_in - 1) / (n_out - 1) if n_out > 1 else np.zeros_like(i)
+    if mode == "asymmetric":
+        return i / scale
+    if mode == "tf_crop_and_resize":
+        if n_out > 1:
+            return start * (n_in - 1) + i * (end - start) * (n_in - 1) / (n_out - 1)
+        return np.full_like(i, 0.5 * (start + end) * (n_in - 1))
+    raise ValueError(f"Resize: unknown coordinate_transformation_mode {mode!r}")
+
+
+def _taps(mode, coords, n_in, nearest_mode, a, exclude_outside, scale, antialias):
+    if mode == "nearest":
+        if nearest_mode == "round_prefer_ceil":
+            idx = np.floor(coords + 0.5)
+        elif nearest_mode == "floor":
+            idx = np.floor(coords)
+        elif nearest_mode == "ceil":
+            idx = np.ceil(coords)
+        else:
+            idx = np.ceil(coords - 0.5)
+        idx = np.clip(idx, 0, n_in - 1).astype(np.int64)
+        return idx[:, None], np.ones((len(coords), 1))
+    scale_k = min(scale, 1.0) if antialias else 1.0
+    if mode == "linear":
+        support = 1.0 / scale_k
+        base = (
+            np.floor(coords - support + 1).astype(np.int64)
+            if antialias
+            else np.floor(coords).astype(np.int64)
+        )
+        count = int(math.ceil(2 * support)) + 1 if antialias else 2
+        offsets = base[:, None] + np.arange(count)[None, :]
+        dist = np.abs(coords[:, None] - offsets) * scale_k
+        w = np.clip(1 - dist, 0, None)
+    else:  # cubic
+        support = 2.0 / scale_k
+        count = int(math.ceil(2 * support)) + 1 if antialias else 4
+        base = np.floor(coords).astype(np.int64) - (
+            count // 2 - 1 if not antialias else int(math.ceil(support)) - 1
+        )
+        offsets = base[:, None] + np.arange(count)[None, :]
+        dist = np.abs(coords[:, None] - offsets) * scale_k
+        w = _cubic(dist, a)
+    if exclude_outside:
+        w = np.where((offsets < 0) | (offsets >= n_in), 0.0, w)
+        w = w / np.maximum(w.sum(1, keepdims=True), 1e-12)
+    elif antialias:
+        w = w / np.maximum(w.sum(1, keepdims=True), 1e-12)
+    return np.clip(offsets, 0, n_in - 1), w
+
+
+def _cubic(d, a):
+    d = np.abs(d)
+    near = ((a + 2) * d - (a + 3)) * d * d + 1
+    far = ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+    return np.where(d <= 1, near, np.where(d < 2, far, 0.0))
+
+
+def _apply_taps(x, axis, idx, wts, coords, n_in, mode, extrapolation):
+    out = None
+    for t in range(idx.shape[1]):
+        index = Tensor.from_data(idx[:, t], device=x.device(), dtype="i64")
+        part = x.select(axis, index)
+        if not np.all(wts[:, t] == 1.0):
+            shape = [1] * x.rank()
+            shape[axis] = len(coords)
+            weight = Tensor.from_data(wts[:, t].reshape(shape), device=x.device(), dtype=x.dtype)
+            part = part * weight
+        out = part if out is None else out + part
+    if mode == "tf_crop_and_resize":
+        outside = (coords < 0) | (coords > n_in - 1)
+        if outside.any():
+            shape = [1] * x.rank()
+            shape[axis] = len(coords)
+            mask = Tensor.from_data(outside.reshape(shape), device=x.device(), dtype="bool")
+            out = out.mask_fill(mask.expand(out.dims()), extrapolation)
+    return out
+
+
+def gemm(
+    a: Tensor,
+    b: Tensor,
+    c: Tensor | None = None,
+    alpha: float = 1.0,
+    beta: float = 1.0,
+    transA: int = 0,  # noqa: N803 - ONNX's attribute names
+    transB: int = 0,  # noqa: N803
+) -> Tensor:
+    a = a.transpose() if transA else a
+    b = b.transpose() if transB else b
+    out = a.matmul(b)
+    if alpha != 1.0:
+        out = out * alpha
+    if c is not None:
+        c = c * beta if beta != 1.0 else c
+        out, c = align(out, c)
+        out = out + c
+    return out
