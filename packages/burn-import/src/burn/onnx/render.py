@@ -102,7 +102,7 @@ def _assemble(graph, ctx: Context, params, results, weights_name, record_type, h
         "",
         "    @classmethod",
         "    def new(cls, device=None) -> Model:",
-        '        """A model with fresh weights on `device`, as its layer configs initialise them."""',
+        '        """A model with fresh weights on `device`, as its configs initialise them."""',
     ]
     if ctx.fields:
         body.append("        return cls(")
