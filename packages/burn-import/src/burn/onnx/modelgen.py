@@ -35,12 +35,10 @@ def _format(path: Path) -> None:
     """Run ruff's formatter on the file when ruff is installed (the code is valid either way)."""
     ruff = shutil.which("ruff") or shutil.which("ruff", path=str(Path(sys.executable).parent))
     if ruff:
-        subprocess.run([ruff, "format", "-q", str(path)], check=False, capture_output=True)
-        subprocess.run(
-            [ruff, "check", "-q", "--fix", "--select", "I,F401", str(path)],
-            check=False,
-            capture_output=True,
-        )
+        style = ["--isolated", "--line-length", "100"]
+        fix = [ruff, "check", "-q", *style, "--fix", "--select", "I,F401", str(path)]
+        subprocess.run(fix, check=False, capture_output=True)
+        subprocess.run([ruff, "format", "-q", *style, str(path)], check=False, capture_output=True)
 
 
 class ModelGen:

@@ -190,6 +190,8 @@ def _pool_layer(node: Node, ctx: Context, kind: str) -> bool:
     dilations = list(node.attr("dilations", [1, 1]))
     if pads is None or (kind == "Avg" and dilations != [1, 1]):
         return False
+    if any(p > k // 2 for p, k in zip(pads, kernel, strict=True)):
+        return False
     strides = list(node.attr("strides", [1, 1]))
     cls = f"{kind}Pool2dConfig"
     ctx.need("burn.nn", cls)
@@ -248,3 +250,19 @@ def upsample(node: Node, ctx: Context) -> None:
     mode = "linear" if mode in ("linear", "bilinear") else mode
     attrs = f"mode={mode!r}, coordinate_transformation_mode='asymmetric', nearest_mode='floor'"
     call(ctx, node, "rt.resize", [_x(ctx, node), "None", scales], attrs)
+
+
+@emitter("NegativeLogLikelihoodLoss")
+def nll_loss(node: Node, ctx: Context) -> None:
+    args = [_x(ctx, node), _x(ctx, node, 1), _x(ctx, node, 2) if ctx.has(node, 2) else "None"]
+    call(ctx, node, "rt.nll_loss", args, attr_args(node))
+
+
+@emitter("SoftmaxCrossEntropyLoss")
+def softmax_cross_entropy(node: Node, ctx: Context) -> None:
+    args = [_x(ctx, node), _x(ctx, node, 1), _x(ctx, node, 2) if ctx.has(node, 2) else "None"]
+    expr = f"rt.softmax_cross_entropy({', '.join(args)}, {attr_args(node)})".replace(", )", ")")
+    if len([o for o in node.outputs if o]) == 2:
+        ctx.assign_many(node, expr)
+    else:
+        ctx.assign(node, expr + "[0]")

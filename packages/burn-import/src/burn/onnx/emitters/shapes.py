@@ -26,11 +26,11 @@ def reshape(node: Node, ctx: Context) -> None:
 def flatten(node: Node, ctx: Context) -> None:
     rank = ctx.rank(node.inputs[0])
     axis = int(node.attr("axis", 1))
-    if rank is not None and rank > 0 and 0 < (axis % (rank + 1) if axis < 0 else axis) < rank:
-        start = axis % (rank + 1) if axis < 0 else axis
-        if start == 1 and rank >= 2:
-            ctx.assign(node, f"{_x(ctx, node)}.flatten(1, {rank - 1})", 2)
-            return
+    if rank is not None and axis < 0:
+        axis += rank
+    if rank is not None and rank >= 2 and axis == 1:
+        ctx.assign(node, f"{_x(ctx, node)}.flatten(1, {rank - 1})", 2)
+        return
     call(ctx, node, "rt.flatten", [_x(ctx, node)], f"axis={axis}, rank={rank}", rank=2)
 
 

@@ -8,7 +8,7 @@ import math
 import numpy as np
 from burn.backend.ops.module import ConvOptions, ConvTransposeOptions
 from burn.onnx.runtime.shape import align, as_ints, full
-from burn.tensor import Tensor
+from burn.tensor import Float, Tensor
 from burn.tensor import module as F
 
 __all__ = [
@@ -173,18 +173,14 @@ def _pool_nd(x: Tensor, n: int, kernel, strides, dilations, kind: str) -> Tensor
         if kind == "max":
             return F.max_pool2d(x, kernel, strides, 0, dilations)
         return F.avg_pool2d(x, kernel, strides, 0, True)
-    # 3-d and up: pool the last two dims, then the leading ones by folding them into channels.
-    b, c = x.dims()[:2]
-    lead = x.dims()[2:-2]
-    flat = x.reshape([b, c * int(np.prod(lead)), *x.dims()[-2:]])
-    inner = _pool_nd(flat, 2, kernel[-2:], strides[-2:], dilations[-2:], kind)
-    inner = inner.reshape([b, c, *lead, *inner.dims()[-2:]])
-    moved = inner.movedim(list(range(2, 2 + n - 2)), list(range(n, 2 + n - 2 + n - 2)))
-    # now [b, c, h', w', *lead]: pool the leading dims recursively as the last dims
-    rest = moved.reshape([b, c * int(np.prod(moved.dims()[2:4])), *lead])
-    pooled = _pool_nd(rest, n - 2, kernel[:-2], strides[:-2], dilations[:-2], kind)
-    out = pooled.reshape([b, c, *moved.dims()[2:4], *pooled.dims()[2:]])
-    return out.movedim(list(range(4, 4 + n - 2)), list(range(2, 2 + n - 2)))
+    # 3-d: pool (h, w) as 2-d with depth folded into channels, then depth as 1-d.
+    bsz, c, d, h, w = x.dims()
+    inner = _pool_nd(x.reshape([bsz, c * d, h, w]), 2, kernel[1:], strides[1:], dilations[1:], kind)
+    h2, w2 = inner.dims()[2:]
+    moved = inner.reshape([bsz, c, d, h2 * w2]).swap_dims(2, 3).reshape([bsz * c, h2 * w2, d])
+    pooled = _pool_nd(moved, 1, kernel[:1], strides[:1], dilations[:1], kind)
+    d2 = pooled.dims()[2]
+    return pooled.reshape([bsz, c, h2 * w2, d2]).swap_dims(2, 3).reshape([bsz, c, d2, h2, w2])
 
 
 def max_pool(
@@ -202,8 +198,11 @@ def max_pool(
     strides = list(strides or [1] * n)
     dilations = list(dilations or [1] * n)
     p = _resolve_pads(x, n, kernel, strides, dilations, pads, auto_pad)
-    padded, _, _ = _windows(x, n, kernel, strides, dilations, p, ceil_mode, -math.inf)
-    return _pool_nd(padded, n, kernel, strides, dilations, "max")
+    source = x if x.kind is Float else x.float("f64")
+    low = -math.inf if x.kind is Float else float(np.iinfo(x.dtype.numpy).min)
+    padded, _, _ = _windows(source, n, kernel, strides, dilations, p, ceil_mode, low)
+    out = _pool_nd(padded, n, kernel, strides, dilations, "max")
+    return out if x.kind is Float else out.int(x.dtype)
 
 
 def average_pool(

@@ -89,7 +89,7 @@ def reshape(data: Tensor, shape, allowzero: int = 0) -> Tensor:
 
 def flatten(x: Tensor, axis: int = 1, rank: int | None = None) -> Tensor:
     dims = x.dims() if rank != 0 else []
-    axis = axis % (len(dims) + 1) if axis < 0 else axis
+    axis = axis + len(dims) if axis < 0 else axis
     outer = int(np.prod(dims[:axis], dtype=np.int64))
     return x.reshape([outer, int(np.prod(dims[axis:], dtype=np.int64))])
 
@@ -323,8 +323,9 @@ def depth_to_space(x: Tensor, blocksize: int, mode: str = "DCR") -> Tensor:
     return t.reshape([b, c // (bs * bs), h * bs, w * bs])
 
 
-def space_to_depth(x: Tensor, blocksize: int) -> Tensor:
+def space_to_depth(x: Tensor, blocksize: int, mode: str = "DCR") -> Tensor:
     b, c, h, w = x.dims()
     bs = blocksize
-    t = x.reshape([b, c, h // bs, bs, w // bs, bs]).permute([0, 3, 5, 1, 2, 4])
+    order = [0, 3, 5, 1, 2, 4] if mode == "DCR" else [0, 1, 3, 5, 2, 4]
+    t = x.reshape([b, c, h // bs, bs, w // bs, bs]).permute(order)
     return t.reshape([b, c * bs * bs, h // bs, w // bs])
