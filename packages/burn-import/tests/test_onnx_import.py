@@ -11,8 +11,6 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper
-
 from burn.backend import NdArray
 from burn.onnx import ModelGen, UnsupportedOpsError
 from burn.onnx.__main__ import main as cli
@@ -20,6 +18,7 @@ from burn.onnx.graph import load_graph
 from burn.onnx.modelgen import load_source
 from burn.onnx.passes import run_passes
 from burn.tensor import Int, Tensor
+from onnx import TensorProto, helper
 
 FIXTURES = Path(__file__).with_name("fixtures")
 MNIST = FIXTURES / "mnist_net.onnx"
