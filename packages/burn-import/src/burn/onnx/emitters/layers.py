@@ -266,3 +266,31 @@ def softmax_cross_entropy(node: Node, ctx: Context) -> None:
         ctx.assign_many(node, expr)
     else:
         ctx.assign(node, expr + "[0]")
+
+
+@emitter("Attention")
+def attention(node: Node, ctx: Context) -> None:
+    args = [_x(ctx, node, i) if ctx.has(node, i) else "None" for i in range(7)]
+    while len(args) > 3 and args[-1] == "None":
+        args.pop()
+    outputs = [o for o in node.outputs]
+    expr = f"rt.attention({', '.join(args + ([attr_args(node)] if node.attrs else []))})"
+    if len(outputs) == 1:
+        ctx.assign(node, expr + "[0]")
+    else:
+        names = [ctx.out(node, i) if n else "_" for i, n in enumerate(outputs)]
+        names += ["_"] * (4 - len(names))
+        ctx.line(f"{', '.join(names)} = {expr}", f"{node.op_type} {node.name}")
+
+
+@emitter("LSTM", "GRU", "RNN")
+def recurrent(node: Node, ctx: Context) -> None:
+    count = {"LSTM": 8, "GRU": 6, "RNN": 6}[node.op_type]
+    args = [_x(ctx, node, i) if ctx.has(node, i) else "None" for i in range(count)]
+    while args[-1] == "None":
+        args.pop()
+    fn = f"rt.{node.op_type.lower()}"
+    expr = f"{fn}({', '.join(args + ([attr_args(node)] if node.attrs else []))})"
+    names = [ctx.out(node, i) if n else "_" for i, n in enumerate(node.outputs)]
+    names += ["_"] * ((3 if node.op_type == "LSTM" else 2) - len(names))
+    ctx.line(f"{', '.join(names)} = {expr}", f"{node.op_type} {node.name}")
