@@ -251,14 +251,27 @@ def unsupported_ops(graph: Graph) -> dict[str, tuple[int, str]]:
 
     found: dict[str, tuple[int, str]] = {}
 
-    def visit(nodes):
-        for node in nodes:
-            key = node.qualified_op
-            if key not in EMITTERS:
-                count, first = found.get(key, (0, node.name))
-                found[key] = (count + 1, first)
+    def count(key: str, name: str) -> None:
+        if key not in EMITTERS:
+            n, first = found.get(key, (0, name))
+            found[key] = (n + 1, first)
 
-    visit(graph.nodes)
+    def visit_proto(proto) -> None:  # the branches of If and other subgraphs
+        for i, inner in enumerate(proto.node):
+            domain = inner.domain if inner.domain not in ("", "ai.onnx") else ""
+            count(
+                f"{domain}:{inner.op_type}" if domain else inner.op_type,
+                inner.name or f"{inner.op_type}_{i}",
+            )
+            for attr in inner.attribute:
+                if attr.HasField("g"):
+                    visit_proto(attr.g)
+
+    for node in graph.nodes:
+        count(node.qualified_op, node.name)
+        for value in node.attrs.values():
+            if hasattr(value, "node") and hasattr(value, "initializer"):
+                visit_proto(value)
     return found
 
 

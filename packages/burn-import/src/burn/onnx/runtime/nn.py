@@ -21,6 +21,7 @@ __all__ = [
     "group_norm",
     "instance_norm",
     "layer_norm",
+    "lp_pool",
     "lrn",
     "matmul",
     "max_pool",
@@ -574,3 +575,19 @@ def gemm(
         out, c = align(out, c)
         out = out + c
     return out
+
+
+def lp_pool(
+    x: Tensor,
+    auto_pad: str = "NOTSET",
+    ceil_mode: int = 0,
+    dilations=None,
+    kernel_shape=None,
+    p: int = 2,
+    pads=None,
+    strides=None,
+) -> Tensor:
+    """(sum over the window of |x|^p)^(1/p): an average pool counting pads, times the window."""
+    powered = x.abs().powf_scalar(float(p))
+    mean = average_pool(powered, auto_pad, ceil_mode, 1, dilations, kernel_shape, pads, strides)
+    return (mean * float(np.prod(kernel_shape))).powf_scalar(1.0 / p)

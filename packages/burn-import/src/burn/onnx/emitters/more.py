@@ -1,0 +1,104 @@
+"""Less common ops: Einsum, Det, CumProd, Unique, ReverseSequence, TensorScatter,
+CenterCropPad, LpPool, SwiGLU, the window functions, and `If` with a computed condition."""
+
+from __future__ import annotations
+
+from burn.onnx.codegen import Context, emitter
+from burn.onnx.emitters.common import attr_args, call, onnx_dtype_name, value
+from burn.onnx.graph import Node, graph_from_proto
+from burn.onnx.passes import fold_constants
+
+
+def _x(ctx: Context, node: Node, i: int = 0) -> str:
+    return ctx.x(node.inputs[i]) if ctx.has(node, i) else "None"
+
+
+@emitter("Einsum")
+def einsum(node: Node, ctx: Context) -> None:
+    args = [repr(node.attr("equation"))] + [ctx.x(n) for n in node.inputs]
+    call(ctx, node, "rt.einsum", args)
+
+
+@emitter("Det")
+def det(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.det", [_x(ctx, node)])
+
+
+@emitter("CumProd")
+def cumprod(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.cumprod", [_x(ctx, node), value(ctx, node, 1)], attr_args(node))
+
+
+@emitter("Unique")
+def unique(node: Node, ctx: Context) -> None:
+    expr = f"rt.unique({', '.join([_x(ctx, node)] + ([attr_args(node)] if node.attrs else []))})"
+    names = [ctx.out(node, i) if n else "_" for i, n in enumerate(node.outputs)]
+    names += ["_"] * (4 - len(names))
+    ctx.line(f"{', '.join(names)} = {expr}", f"{node.op_type} {node.name}")
+
+
+@emitter("ReverseSequence")
+def reverse_sequence(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.reverse_sequence", [_x(ctx, node), _x(ctx, node, 1)], attr_args(node))
+
+
+@emitter("TensorScatter")
+def tensor_scatter(node: Node, ctx: Context) -> None:
+    args = [_x(ctx, node, i) for i in range(3)]
+    call(ctx, node, "rt.tensor_scatter", args, attr_args(node))
+
+
+@emitter("CenterCropPad")
+def center_crop_pad(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.center_crop_pad", [_x(ctx, node), value(ctx, node, 1)], attr_args(node))
+
+
+@emitter("LpPool")
+def lp_pool(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.lp_pool", [_x(ctx, node)], attr_args(node))
+
+
+@emitter("SwiGLU")
+def swiglu(node: Node, ctx: Context) -> None:
+    ctx.need("burn.tensor", "activation")
+    a, b = _x(ctx, node), _x(ctx, node, 1)
+    alpha = float(node.attr("alpha", 1.0))
+    ctx.assign(node, f"{a} * activation.sigmoid({a} * {alpha!r}) * {b}")
+
+
+@emitter("HannWindow", "HammingWindow", "BlackmanWindow")
+def window(node: Node, ctx: Context) -> None:
+    kind = node.op_type[: -len("Window")].lower()
+    dtype = onnx_dtype_name(int(node.attr("output_datatype", 1)))
+    args = [repr(kind), _x(ctx, node), f"{_x(ctx, node)}.device()", repr(dtype)]
+    call(ctx, node, "rt.window", args, f"periodic={int(node.attr('periodic', 1))}")
+
+
+@emitter("If")
+def if_(node: Node, ctx: Context) -> None:
+    """Both branches as Python `if`/`else` blocks on the condition's value."""
+    from burn.onnx.codegen import EMITTERS
+
+    results = [ctx.fresh("if_out") for _ in node.outputs]
+    ctx.line(f"if bool({ctx.x(node.inputs[0])}.any()):", f"If {node.name}")
+    for key, keyword in (("then_branch", None), ("else_branch", "else:")):
+        if keyword:
+            ctx.line(keyword)
+        sub = graph_from_proto(node.attr(key), ctx.graph.source, ctx.graph.opset, ctx.graph.values)
+        fold_constants(sub)
+        saved_names, saved_ranks = dict(ctx.names), dict(ctx.ranks)
+        saved_consts = ctx.graph.constants
+        ctx.graph.constants = {**saved_consts, **sub.constants}
+        ctx.indent += "    "
+        start = len(ctx.lines)
+        for inner in sub.nodes:
+            EMITTERS[inner.qualified_op](inner, ctx)
+        for var, out in zip(results, sub.outputs, strict=True):
+            ctx.line(f"{var} = {ctx.x(out.name)}")
+        if len(ctx.lines) == start:
+            ctx.line("pass")
+        ctx.indent = ctx.indent[:-4]
+        ctx.graph.constants = saved_consts
+        ctx.names, ctx.ranks = saved_names, saved_ranks
+    for i, var in enumerate(results):
+        ctx.bind(node.outputs[i], var, ctx.graph.info(node.outputs[i]).rank)
