@@ -102,3 +102,36 @@ def if_(node: Node, ctx: Context) -> None:
         ctx.names, ctx.ranks = saved_names, saved_ranks
     for i, var in enumerate(results):
         ctx.bind(node.outputs[i], var, ctx.graph.info(node.outputs[i]).rank)
+
+
+@emitter("Constant")
+def constant(node: Node, ctx: Context) -> None:
+    """A constant left in a subgraph: its value joins the constants, written where it is used."""
+    from burn.onnx.passes import _evaluate
+
+    values = _evaluate(node, ctx.graph)
+    if values is None:
+        from burn.onnx.errors import OnnxImportError
+
+        raise OnnxImportError(f"{ctx.graph.source}: cannot read constant {node.name!r}")
+    ctx.graph.constants[node.outputs[0]] = values[0]
+
+
+@emitter("QuantizeLinear", "DequantizeLinear")
+def quantize(node: Node, ctx: Context) -> None:
+    args = [_x(ctx, node, i) for i in range(3)]
+    attrs = {k: v for k, v in node.attrs.items()}
+    if "output_dtype" in attrs:
+        attrs["output_dtype"] = (
+            onnx_dtype_name(int(attrs["output_dtype"])) if attrs["output_dtype"] else None
+        )
+        if attrs["output_dtype"] is None:
+            del attrs["output_dtype"]
+    extra = ", ".join(f"{k}={v!r}" for k, v in attrs.items())
+    fn = "rt.quantize_linear" if node.op_type == "QuantizeLinear" else "rt.dequantize_linear"
+    call(ctx, node, fn, args, extra)
+
+
+@emitter("DynamicQuantizeLinear")
+def dynamic_quantize(node: Node, ctx: Context) -> None:
+    ctx.assign_many(node, f"rt.dynamic_quantize_linear({_x(ctx, node)})")

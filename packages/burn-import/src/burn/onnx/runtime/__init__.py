@@ -12,6 +12,7 @@ from burn.onnx.runtime.linalg import *  # noqa: F403
 from burn.onnx.runtime.loss import *  # noqa: F403
 from burn.onnx.runtime.math import *  # noqa: F403
 from burn.onnx.runtime.nn import *  # noqa: F403
+from burn.onnx.runtime.quantize import *  # noqa: F403
 from burn.onnx.runtime.recurrent import *  # noqa: F403
 from burn.onnx.runtime.reduce import *  # noqa: F403
 from burn.onnx.runtime.sequence import *  # noqa: F403
