@@ -19,7 +19,9 @@ import warnings
 from pathlib import Path
 
 import burn.onnx.backend as backend
+import onnx
 from burn.onnx.errors import UnsupportedOpsError
+from onnx import numpy_helper
 from onnx.backend.test.loader import load_model_tests
 from onnx.backend.test.runner import Runner
 
@@ -32,6 +34,11 @@ class _Timeout(Exception):
 
 def _alarm(*_):
     raise _Timeout()
+
+
+def _array(item):
+    """The runner's inputs may be TensorProtos; it compares numpy arrays (as the suite does)."""
+    return numpy_helper.to_array(item) if isinstance(item, onnx.TensorProto) else item
 
 
 def reason_of(error: BaseException) -> str:
@@ -61,6 +68,8 @@ def main() -> None:
             signal.alarm(10)
             rep = backend.prepare(case.model, "CPU")
             for inputs, expected in case.data_sets:
+                inputs = [_array(item) for item in inputs]
+                expected = [_array(item) for item in expected]
                 outputs = rep.run(inputs)
                 Runner.assert_similar_outputs(expected, outputs, rtol=case.rtol, atol=case.atol)
             results[case.name] = None

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import types
-from collections.abc import Sequence
 
 import numpy as np
 from burn.onnx.codegen import burn_dtype
@@ -67,8 +66,6 @@ class BurnRep(BackendRep):
         self.source = source
 
     def run(self, inputs, **kwargs) -> tuple[np.ndarray, ...]:
-        from burn.tensor import Tensor
-
         if isinstance(inputs, dict):
             values = [inputs[name] for name, _ in self.inputs]
         elif isinstance(inputs, (list, tuple)):
@@ -76,29 +73,41 @@ class BurnRep(BackendRep):
         else:
             values = [inputs]
         device = self.backend.device()
-        tensors = []
-        for value in values[: len(self.inputs)]:
-            array = np.asarray(value)
-            dtype = burn_dtype(array.dtype)
-            if dtype is None:
-                raise TypeError(
-                    f"burn.onnx.backend: inputs of dtype {array.dtype} are not supported"
-                )
-            if array.ndim == 0:
-                array = array.reshape(1)
-            tensors.append(Tensor.from_data(array, device=device, dtype=dtype))
+        tensors = [self._tensor(value, device) for value in values[: len(self.inputs)]]
         result = self.model(*tensors)
         if not isinstance(result, tuple):
             result = (result,)
-        out = []
-        for tensor, (_, rank, dtype) in zip(result, self.outputs, strict=True):
-            array = np.asarray(tensor.to_data().array)
-            if rank == 0 and array.size == 1:
-                array = array.reshape(())
-            if dtype is not None and array.dtype != dtype:
-                array = array.astype(dtype)
-            out.append(array)
-        return tuple(out)
+        return tuple(
+            self._array(t, rank, dtype)
+            for t, (_, rank, dtype) in zip(result, self.outputs, strict=True)
+        )
+
+    @staticmethod
+    def _tensor(value, device):
+        from burn.tensor import Tensor
+
+        if isinstance(value, list):  # an ONNX sequence
+            return [BurnRep._tensor(v, device) for v in value]
+        if isinstance(value, onnx.TensorProto):
+            value = onnx.numpy_helper.to_array(value)
+        array = np.asarray(value)
+        dtype = burn_dtype(array.dtype)
+        if dtype is None:
+            raise TypeError(f"burn.onnx.backend: inputs of dtype {array.dtype} are not supported")
+        if array.ndim == 0:
+            array = array.reshape(1)
+        return Tensor.from_data(array, device=device, dtype=dtype)
+
+    @staticmethod
+    def _array(tensor, rank, dtype):
+        if isinstance(tensor, list):
+            return [BurnRep._array(t, None, None) for t in tensor]
+        array = np.asarray(tensor.to_data().array)
+        if rank == 0 and array.size == 1:
+            array = array.reshape(())
+        if dtype is not None and array.dtype != dtype:
+            array = array.astype(dtype)
+        return array
 
 
 class BurnBackend(Backend):
@@ -147,4 +156,3 @@ run_node = BurnBackend.run_node
 supports_device = BurnBackend.supports_device
 
 __all__ = ["BurnBackend", "BurnRep", "prepare", "run_model", "run_node", "supports_device"]
-del Sequence

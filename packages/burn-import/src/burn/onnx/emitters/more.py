@@ -135,3 +135,55 @@ def quantize(node: Node, ctx: Context) -> None:
 @emitter("DynamicQuantizeLinear")
 def dynamic_quantize(node: Node, ctx: Context) -> None:
     ctx.assign_many(node, f"rt.dynamic_quantize_linear({_x(ctx, node)})")
+
+
+@emitter("SequenceConstruct")
+def sequence_construct(node: Node, ctx: Context) -> None:
+    ctx.assign(node, "[" + ", ".join(ctx.x(n) for n in node.inputs) + "]")
+
+
+@emitter("SequenceEmpty")
+def sequence_empty(node: Node, ctx: Context) -> None:
+    ctx.assign(node, "[]")
+
+
+@emitter("SequenceLength")
+def sequence_length(node: Node, ctx: Context) -> None:
+    seq = _x(ctx, node)
+    ctx.assign(node, f"rt.tensor_of([len({seq})], {seq}[0] if {seq} else None)", 0)
+
+
+@emitter("SequenceAt")
+def sequence_at(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.sequence_at", [_x(ctx, node), value(ctx, node, 1)])
+
+
+@emitter("SequenceInsert")
+def sequence_insert(node: Node, ctx: Context) -> None:
+    args = [_x(ctx, node), _x(ctx, node, 1), value(ctx, node, 2)]
+    call(ctx, node, "rt.sequence_insert", args)
+
+
+@emitter("SequenceErase")
+def sequence_erase(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.sequence_erase", [_x(ctx, node), value(ctx, node, 1)])
+
+
+@emitter("SplitToSequence")
+def split_to_sequence(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.split_to_sequence", [_x(ctx, node), value(ctx, node, 1)], attr_args(node))
+
+
+@emitter("ConcatFromSequence")
+def concat_from_sequence(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.concat_from_sequence", [_x(ctx, node)], attr_args(node))
+
+
+@emitter("GridSample")
+def grid_sample(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.grid_sample", [_x(ctx, node), _x(ctx, node, 1)], attr_args(node))
+
+
+@emitter("AffineGrid")
+def affine_grid(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.affine_grid", [_x(ctx, node), value(ctx, node, 1)], attr_args(node))

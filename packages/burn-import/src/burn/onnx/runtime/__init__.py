@@ -7,6 +7,7 @@ An ONNX scalar is a one-element rank-1 tensor here (burn tensors have at least o
 """
 
 from burn.onnx.runtime.attention import *  # noqa: F403
+from burn.onnx.runtime.grid import *  # noqa: F403
 from burn.onnx.runtime.indexing import *  # noqa: F403
 from burn.onnx.runtime.linalg import *  # noqa: F403
 from burn.onnx.runtime.loss import *  # noqa: F403
@@ -16,4 +17,5 @@ from burn.onnx.runtime.quantize import *  # noqa: F403
 from burn.onnx.runtime.recurrent import *  # noqa: F403
 from burn.onnx.runtime.reduce import *  # noqa: F403
 from burn.onnx.runtime.sequence import *  # noqa: F403
+from burn.onnx.runtime.sequences import *  # noqa: F403
 from burn.onnx.runtime.shape import *  # noqa: F403

@@ -55,12 +55,13 @@ def as_ints(value) -> list[int]:
     return [int(v) for v in value]
 
 
-def tensor_of(values, like: Tensor, dtype: str = "i64") -> Tensor:
+def tensor_of(values, like: Tensor | None, dtype: str = "i64") -> Tensor:
     """A rank-1 tensor of `values` on the device of `like` (a one-element one for a scalar)."""
     values = list(values) if not isinstance(values, (int, float)) else [values]
+    device = like.device() if like is not None else None
     if not values:
-        return full([0], 0, like.device(), dtype)
-    return Tensor.from_data(values, device=like.device(), dtype=dtype)
+        return full([0], 0, device, dtype)
+    return Tensor.from_data(values, device=device, dtype=dtype)
 
 
 def align(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:

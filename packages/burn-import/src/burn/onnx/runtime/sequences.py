@@ -1,0 +1,64 @@
+"""ONNX sequences as Python lists of tensors: construct, insert, erase, index, split, concat."""
+
+from __future__ import annotations
+
+from burn.onnx.runtime.shape import as_ints, as_scalar, split
+from burn.tensor import Tensor
+
+__all__ = [
+    "concat_from_sequence",
+    "sequence_at",
+    "sequence_erase",
+    "sequence_insert",
+    "split_to_sequence",
+]
+
+
+def _position(seq: list, position, insert: bool = False) -> int:
+    if position is None:
+        return len(seq) if insert else -1
+    p = int(as_scalar(position))
+    return p + len(seq) + (1 if insert and p < 0 else 0) if p < 0 else p
+
+
+def sequence_at(seq: list, position) -> Tensor:
+    return seq[int(as_scalar(position))]
+
+
+def sequence_insert(seq: list, tensor: Tensor, position=None) -> list:
+    out = list(seq)
+    p = _position(seq, position, insert=True)
+    if position is not None and int(as_scalar(position)) < 0:
+        p = len(seq) + int(as_scalar(position))
+    out.insert(p, tensor)
+    return out
+
+
+def sequence_erase(seq: list, position=None) -> list:
+    out = list(seq)
+    del out[_position(seq, position)]
+    return out
+
+
+def split_to_sequence(x: Tensor, sizes=None, axis: int = 0, keepdims: int = 1) -> list:
+    axis %= x.rank()
+    if sizes is None:
+        parts = split(x, [1] * x.dims()[axis], axis)
+        if not keepdims:
+            parts = [p.squeeze_dims([axis]) if p.rank() > 1 else p for p in parts]
+        return parts
+    values = as_ints(sizes)
+    if isinstance(sizes, Tensor) and sizes.rank() == 1 and sizes.num_elements() == 1 and False:
+        values = values
+    if len(values) == 1 and not (isinstance(sizes, list) and len(sizes) > 1):
+        size = values[0]
+        n = x.dims()[axis]
+        values = [size] * (n // size) + ([n % size] if n % size else [])
+    return split(x, values, axis)
+
+
+def concat_from_sequence(seq: list, axis: int, new_axis: int = 0) -> Tensor:
+    if new_axis:
+        rank = seq[0].rank() + 1
+        return Tensor.stack(list(seq), axis % rank)
+    return Tensor.cat(list(seq), axis % seq[0].rank())
