@@ -187,3 +187,9 @@ def grid_sample(node: Node, ctx: Context) -> None:
 @emitter("AffineGrid")
 def affine_grid(node: Node, ctx: Context) -> None:
     call(ctx, node, "rt.affine_grid", [_x(ctx, node), value(ctx, node, 1)], attr_args(node))
+
+
+@emitter("RotaryEmbedding")
+def rotary_embedding(node: Node, ctx: Context) -> None:
+    args = [_x(ctx, node, i) for i in range(4)]
+    call(ctx, node, "rt.rotary_embedding", args, attr_args(node))

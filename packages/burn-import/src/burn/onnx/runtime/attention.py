@@ -9,7 +9,7 @@ import numpy as np
 from burn.onnx.runtime.nn import matmul
 from burn.tensor import Bool, Tensor
 
-__all__ = ["attention"]
+__all__ = ["attention", "rotary_embedding"]
 
 
 def _heads(x: Tensor, heads: int) -> Tensor:
@@ -145,3 +145,44 @@ def _safe_softmax(x: Tensor) -> Tensor:
 
 
 del Bool
+
+
+def rotary_embedding(
+    x: Tensor,
+    cos_cache: Tensor,
+    sin_cache: Tensor,
+    position_ids: Tensor | None = None,
+    interleaved: int = 0,
+    num_heads: int = 0,
+    rotary_embedding_dim: int = 0,
+) -> Tensor:
+    """RoPE: pairs of features rotated by position-dependent angles (halves or interleaved)."""
+    original = x.dims()
+    if x.rank() == 4:
+        x = x.swap_dims(1, 2)  # [batch, seq, heads, head]
+    else:
+        b, s, hidden = original
+        x = x.reshape([b, s, num_heads, hidden // num_heads])
+    head = x.dims()[3]
+    dim = rotary_embedding_dim or head
+    rotate = x.narrow(3, 0, dim)
+    if position_ids is not None:
+        b, s = position_ids.dims()
+        flat = position_ids.reshape([b * s])
+        cos_cache = cos_cache.select(0, flat).reshape([b, s, dim // 2])
+        sin_cache = sin_cache.select(0, flat).reshape([b, s, dim // 2])
+    cos, sin = cos_cache.unsqueeze_dim(2), sin_cache.unsqueeze_dim(2)
+    if interleaved:
+        pairs = rotate.reshape([*rotate.dims()[:3], dim // 2, 2])
+        x1 = pairs.narrow(4, 0, 1).reshape(cos.dims()[:2] + [rotate.dims()[2], dim // 2])
+        x2 = pairs.narrow(4, 1, 1).reshape(x1.dims())
+    else:
+        x1, x2 = rotate.narrow(3, 0, dim // 2), rotate.narrow(3, dim // 2, dim // 2)
+    real = cos * x1 - sin * x2
+    imag = sin * x1 + cos * x2
+    if interleaved:
+        rotated = Tensor.stack([real, imag], 4).reshape(rotate.dims())
+    else:
+        rotated = Tensor.cat([real, imag], 3)
+    out = Tensor.cat([rotated, x.narrow(3, dim, head - dim)], 3) if dim < head else rotated
+    return out.reshape(original) if len(original) == 3 else out.swap_dims(1, 2)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from burn.onnx.runtime.shape import align, as_scalar, full
+from burn.onnx.runtime.shape import align, as_scalar
 from burn.tensor import Bool, Float, Int, Tensor
 from burn.tensor import activation as act
 
@@ -135,10 +135,21 @@ def bitwise(op: str, a: Tensor, b: Tensor | None = None) -> Tensor:
 
 
 def bitshift(a: Tensor, b: Tensor, direction: str = "LEFT") -> Tensor:
-    a, b = align(a, b)
-    factor = full(b.dims(), 2, b.device(), a.dtype).float("f64")
-    scale = factor.powf(b.float("f64")).int(a.dtype)
-    return a * scale if direction == "LEFT" else a / scale
+    """Shifts with ONNX's rules for out-of-range amounts (computed on the host)."""
+    x, y = np.broadcast_arrays(np.asarray(a.to_data().array), np.asarray(b.to_data().array))
+    bits = np.iinfo(x.dtype).bits
+    valid = (y >= 0) & (y < bits)
+    safe = np.where(valid, y, 0).astype(x.dtype)
+    if direction == "RIGHT":
+        fill = np.where(x < 0, -1, 0) if np.issubdtype(x.dtype, np.signedinteger) else 0
+        out = np.where(valid, np.right_shift(x, safe), fill)
+    else:
+        unsigned = np.dtype(f"u{x.dtype.itemsize}")
+        shifted = np.left_shift(
+            x.view(unsigned) if x.dtype != unsigned else x, safe.astype(unsigned)
+        )
+        out = np.where(valid, shifted.view(x.dtype), 0)
+    return Tensor.from_data(out.astype(x.dtype), device=a.device(), dtype=a.dtype)
 
 
 def cast(x: Tensor, to: str) -> Tensor:
