@@ -131,7 +131,7 @@ def batch_norm(node: Node, ctx: Context) -> None:
     args = [_x(ctx, node, i) for i in range(5)]
     attrs = attr_args(node, ["epsilon", "momentum"])
     if training:
-        attrs += ", training_mode=1"
+        attrs = (attrs + ", " if attrs else "") + "training_mode=1"
     n = len([o for o in node.outputs if o])
     call(ctx, node, "rt.batch_norm", args, attrs, outputs=3 if training else 1)
     del n
@@ -184,6 +184,9 @@ def lrn(node: Node, ctx: Context) -> None:
 
 def _pool_layer(node: Node, ctx: Context, kind: str) -> bool:
     kernel = list(node.attr("kernel_shape", []))
+    dtype = ctx.dtype(node.inputs[0])
+    if dtype is None or dtype.kind != "f":
+        return False
     if len(kernel) != 2 or node.attr("ceil_mode", 0) or len(node.outputs) > 1:
         return False
     pads = _symmetric_pads(node, 2)

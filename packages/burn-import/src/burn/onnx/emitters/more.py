@@ -193,3 +193,24 @@ def affine_grid(node: Node, ctx: Context) -> None:
 def rotary_embedding(node: Node, ctx: Context) -> None:
     args = [_x(ctx, node, i) for i in range(4)]
     call(ctx, node, "rt.rotary_embedding", args, attr_args(node))
+
+
+@emitter("MatMulInteger")
+def matmul_integer(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.matmul_integer", [_x(ctx, node, i) for i in range(4)])
+
+
+@emitter("ConvInteger")
+def conv_integer(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.conv_integer", [_x(ctx, node, i) for i in range(4)], attr_args(node))
+
+
+@emitter("Col2Im")
+def col2im(node: Node, ctx: Context) -> None:
+    args = [_x(ctx, node), value(ctx, node, 1), value(ctx, node, 2)]
+    call(ctx, node, "rt.col2im", args, attr_args(node))
+
+
+@emitter("MeanVarianceNormalization")
+def mean_variance_normalization(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.mean_variance_normalization", [_x(ctx, node)], attr_args(node))
