@@ -175,7 +175,7 @@ class Context:
             var = self.fresh("constant")
             values = literal(array.reshape(-1) if array.ndim == 0 else array)
             self.uses_device = True
-            self.line(f"{var} = Tensor.from_data({values}, device=device, dtype={dtype!r})")
+            self.line(f"{var} = rt.const({values}, {dtype!r}, device)")
             if array.ndim == 0:
                 pass
             self.bind(name, var, array.ndim)
@@ -184,7 +184,7 @@ class Context:
             var = self.fresh("constant")
             self.uses_device = True
             shape = list(array.shape)
-            self.line(f"{var} = Tensor.zeros({shape}, device=device, dtype={dtype!r})")
+            self.line(f"{var} = rt.full({shape}, 0, device, {dtype!r})")
             self.bind(name, var, array.ndim)
             return var
         field_name = self.fresh(name if re.fullmatch(r"[A-Za-z_][\w]*", name) else "constant")
@@ -192,7 +192,7 @@ class Context:
         self.add_field(
             field_name,
             "Param",
-            f"Param(Tensor.zeros({list(array.shape)}, device=device, dtype={dtype!r}){grad})",
+            f"Param(rt.full({list(array.shape)}, 0, device, {dtype!r}){grad})",
             {"": array},
         )
         var = self.fresh(field_name)

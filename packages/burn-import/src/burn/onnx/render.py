@@ -79,7 +79,7 @@ def _assemble(graph, ctx: Context, params, results, weights_name, record_type, h
         "from pathlib import Path",
         "",
     ]
-    if any("rt." in line for line in ctx.lines):
+    if any("rt." in line for line in ctx.lines + [f.build for f in ctx.fields]):
         from_imports.setdefault("burn.onnx", set()).add("runtime as rt")
     for module in sorted(from_imports):
         names = ", ".join(sorted(from_imports[module]))

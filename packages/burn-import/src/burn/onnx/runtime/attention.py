@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 from burn.onnx.runtime.nn import matmul
+from burn.onnx.runtime.shape import fit
 from burn.tensor import Bool, Tensor
 
 __all__ = ["attention", "rotary_embedding"]
@@ -101,7 +102,7 @@ def attention(
     if heads_q != heads_k and heads_q % heads_k == 0:
         reps = heads_q // heads_k
         index = Tensor.from_data(
-            np.repeat(np.arange(heads_k), reps), device=q.device(), dtype="i64"
+            np.repeat(np.arange(heads_k), reps), device=q.device(), dtype=fit("i64", q.device())
         )
         k, v = k.select(1, index), v.select(1, index)
     scores = matmul(q * s, k.swap_dims(2, 3) * s)

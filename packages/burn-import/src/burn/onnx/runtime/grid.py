@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+from burn.onnx.runtime.shape import fit
 from burn.tensor import Tensor
 
 __all__ = ["affine_grid", "grid_sample"]
@@ -97,7 +98,9 @@ def grid_sample(
         index = sum(idx * int(s) for (idx, _), s in zip(combo, strides, strict=True))
         weight = np.prod([w for _, w in combo], axis=0)
         points = index.shape[1]
-        idx_t = Tensor.from_data(index.reshape(n, 1, points), device=x.device(), dtype="i64")
+        idx_t = Tensor.from_data(
+            index.reshape(n, 1, points), device=x.device(), dtype=fit("i64", x.device())
+        )
         w_t = Tensor.from_data(weight.reshape(n, 1, points), device=x.device(), dtype=x.dtype)
         part = flat.gather(2, idx_t.expand([n, c, points])) * w_t
         out = part if out is None else out + part

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from burn.onnx.runtime.shape import align, as_ints, as_scalar, full
+from burn.onnx.runtime.shape import align, as_ints, as_scalar, fit, full
 from burn.tensor import Bool, Int, Tensor
 
 __all__ = [
@@ -31,7 +31,7 @@ def gather(data: Tensor, indices, axis: int = 0, index_rank: int | None = None) 
     axis %= rank
     if not isinstance(indices, Tensor):
         indices = Tensor.from_data(
-            np.asarray(indices).reshape(-1), device=data.device(), dtype="i64"
+            np.asarray(indices).reshape(-1), device=data.device(), dtype=fit("i64", data.device())
         )
     size = data.dims()[axis]
     idx_dims = indices.dims() if index_rank != 0 else []
@@ -64,7 +64,9 @@ def gather_nd(data: Tensor, indices: Tensor, batch_dims: int = 0) -> Tensor:
     strides = np.cumprod([1] + inner[::-1])[:-1][::-1]
     flat = (idx * strides).sum(-1) + np.arange(n_batch)[:, None] * int(np.prod(inner))
     rows = data.reshape([n_batch * int(np.prod(inner, dtype=np.int64)), *rest] if rest else [-1])
-    index = Tensor.from_data(flat.reshape(-1), device=data.device(), dtype="i64")
+    index = Tensor.from_data(
+        flat.reshape(-1), device=data.device(), dtype=fit("i64", data.device())
+    )
     out = rows.select(0, index)
     shape = list(indices.dims()[:-1]) + rest
     return out.reshape(shape or [1])
@@ -93,11 +95,13 @@ def _scatter(data: Tensor, updates: Tensor, positions: np.ndarray, reduction: st
         # the last write wins: keep one update per position
         _, last = np.unique(positions[::-1], return_index=True)
         keep = len(positions) - 1 - last
-        pos = Tensor.from_data(positions[keep], device=data.device(), dtype="i64")
-        sel = Tensor.from_data(keep, device=data.device(), dtype="i64")
+        pos = Tensor.from_data(
+            positions[keep], device=data.device(), dtype=fit("i64", data.device())
+        )
+        sel = Tensor.from_data(keep, device=data.device(), dtype=fit("i64", data.device()))
         out = flat.select_assign(0, pos, values.select(0, sel) - flat.select(0, pos))
         return out.reshape(data.dims())
-    pos = Tensor.from_data(positions, device=data.device(), dtype="i64")
+    pos = Tensor.from_data(positions, device=data.device(), dtype=fit("i64", data.device()))
     if reduction == "add":
         return flat.select_assign(0, pos, values).reshape(data.dims())
     out = flat
@@ -157,7 +161,7 @@ def nonzero(x: Tensor) -> Tensor:
     found = np.argwhere(np.asarray(mask.to_data().array)).T
     if found.size == 0:
         return full([max(x.rank(), 1), 0], 0, x.device(), "i64")
-    return Tensor.from_data(found, device=x.device(), dtype="i64")
+    return Tensor.from_data(found, device=x.device(), dtype=fit("i64", x.device()))
 
 
 def compress(x: Tensor, condition: Tensor, axis: int | None = None) -> Tensor:
@@ -167,7 +171,7 @@ def compress(x: Tensor, condition: Tensor, axis: int | None = None) -> Tensor:
         axis = 0
     axis %= x.rank()
     keep = keep[keep < x.dims()[axis]]
-    index = Tensor.from_data(keep, device=x.device(), dtype="i64")
+    index = Tensor.from_data(keep, device=x.device(), dtype=fit("i64", x.device()))
     return x.select(axis, index)
 
 

@@ -6,7 +6,7 @@ import itertools
 
 import numpy as np
 from burn.onnx.runtime.nn import conv, matmul
-from burn.onnx.runtime.shape import align, as_ints, full
+from burn.onnx.runtime.shape import align, as_ints, fit, full
 from burn.tensor import Tensor
 
 __all__ = ["col2im", "conv_integer", "matmul_integer", "mean_variance_normalization"]
@@ -66,7 +66,7 @@ def col2im(x: Tensor, image_shape, block_shape, dilations=None, pads=None, strid
     per_channel = np.concatenate([index + ch * (total + 1) for ch in range(c)])
     values = x.reshape([n, ck * length])
     base = full([n, c * (total + 1)], 0, x.device(), x.dtype)
-    idx = Tensor.from_data(per_channel, device=x.device(), dtype="i64")
+    idx = Tensor.from_data(per_channel, device=x.device(), dtype=fit("i64", x.device()))
     summed = base.select_assign(1, idx, values)
     return summed.reshape([n, c, total + 1]).narrow(2, 0, total).reshape([n, c, *image])
 

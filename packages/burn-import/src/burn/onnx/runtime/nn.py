@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 from burn.backend.ops.module import ConvOptions, ConvTransposeOptions
-from burn.onnx.runtime.shape import align, as_ints, full
+from burn.onnx.runtime.shape import align, as_ints, fit, full
 from burn.tensor import Float, Tensor
 from burn.tensor import module as F
 
@@ -538,7 +538,7 @@ def _cubic(d, a):
 def _apply_taps(x, axis, idx, wts, coords, n_in, mode, extrapolation):
     out = None
     for t in range(idx.shape[1]):
-        index = Tensor.from_data(idx[:, t], device=x.device(), dtype="i64")
+        index = Tensor.from_data(idx[:, t], device=x.device(), dtype=fit("i64", x.device()))
         part = x.select(axis, index)
         if not np.all(wts[:, t] == 1.0):
             shape = [1] * x.rank()

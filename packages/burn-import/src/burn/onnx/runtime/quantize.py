@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 from burn.onnx.runtime.math import round_even
+from burn.onnx.runtime.shape import fit
 from burn.tensor import Tensor
 
 __all__ = ["dequantize_linear", "dynamic_quantize_linear", "quantize_linear"]
@@ -25,7 +26,7 @@ def _broadcast(param: Tensor, x: Tensor, axis: int, block_size: int) -> Tensor:
     axis %= x.rank()
     if block_size:
         index = Tensor.from_data(
-            np.arange(x.dims()[axis]) // block_size, device=x.device(), dtype="i64"
+            np.arange(x.dims()[axis]) // block_size, device=x.device(), dtype=fit("i64", x.device())
         )
         return param.select(axis, index)
     shape = [1] * x.rank()

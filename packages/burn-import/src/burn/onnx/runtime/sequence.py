@@ -4,7 +4,7 @@ CenterCropPad; and the window functions."""
 from __future__ import annotations
 
 import numpy as np
-from burn.onnx.runtime.shape import as_ints, as_scalar, full
+from burn.onnx.runtime.shape import as_ints, as_scalar, fit, full
 from burn.tensor import Tensor
 
 __all__ = ["center_crop_pad", "reverse_sequence", "tensor_scatter", "unique", "window"]
@@ -31,9 +31,11 @@ def unique(x: Tensor, axis: int | None = None, sorted: int = 1):  # noqa: A002
     device = x.device()
     return (
         Tensor.from_data(values, device=device, dtype=x.dtype),
-        Tensor.from_data(index.astype(np.int64), device=device, dtype="i64"),
-        Tensor.from_data(inverse.reshape(-1).astype(np.int64), device=device, dtype="i64"),
-        Tensor.from_data(counts.astype(np.int64), device=device, dtype="i64"),
+        Tensor.from_data(index.astype(np.int64), device=device, dtype=fit("i64", device)),
+        Tensor.from_data(
+            inverse.reshape(-1).astype(np.int64), device=device, dtype=fit("i64", device)
+        ),
+        Tensor.from_data(counts.astype(np.int64), device=device, dtype=fit("i64", device)),
     )
 
 
@@ -52,7 +54,7 @@ def reverse_sequence(
     shape = [1] * x.rank()
     shape[time_axis] = steps
     shape[batch_axis] = len(lens)
-    index = Tensor.from_data(table.reshape(shape), device=x.device(), dtype="i64")
+    index = Tensor.from_data(table.reshape(shape), device=x.device(), dtype=fit("i64", x.device()))
     return x.gather(time_axis, index.expand(x.dims()))
 
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
-from burn.tensor import Bool, Int, Tensor
+from burn.tensor import Bool, DType, Int, Tensor
 from burn.tensor.errors import ShapeError
 
 __all__ = [
     "as_ints",
+    "const",
+    "fit",
     "full",
     "align",
     "concat",
@@ -36,9 +38,33 @@ __all__ = [
 _KINDS = {"bool": Bool, "i64": Int, "i32": Int, "i16": Int, "i8": Int, "u8": Int}
 
 
+def fit(dtype, device) -> str:
+    """`dtype`, or the backend's own int or float dtype when the backend lacks it (a backend
+    without i64, such as Wgpu, computes ONNX's int64 values in i32)."""
+    dtype = getattr(dtype, "value", dtype)
+    caps = getattr(getattr(device, "backend", None), "capabilities", None)
+    if caps is None:
+        from burn.backend import default
+
+        caps = default().capabilities
+    parsed = DType.parse(dtype)
+    if caps.supports(parsed):
+        return dtype
+    if parsed.is_int:
+        return caps.int_dtype.value
+    if parsed.is_float:
+        return caps.float_dtype.value
+    return dtype
+
+
+def const(values, dtype: str, device) -> Tensor:
+    """A constant of the generated code: `values` as `dtype` (or the nearest the backend has)."""
+    return Tensor.from_data(values, device=device, dtype=fit(dtype, device))
+
+
 def full(dims, value, device, dtype) -> Tensor:
     """A tensor of `dims` filled with `value`, of any dtype (the kind follows the dtype)."""
-    dtype = getattr(dtype, "value", dtype)
+    dtype = fit(dtype, device)
     kind = _KINDS.get(dtype)
     cls = Tensor if kind is None else Tensor[None, None, kind]
     return cls.full(list(dims), value, device=device, dtype=dtype)
@@ -61,7 +87,7 @@ def tensor_of(values, like: Tensor | None, dtype: str = "i64") -> Tensor:
     device = like.device() if like is not None else None
     if not values:
         return full([0], 0, device, dtype)
-    return Tensor.from_data(values, device=device, dtype=dtype)
+    return Tensor.from_data(values, device=device, dtype=fit(dtype, device))
 
 
 def align(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
@@ -264,7 +290,7 @@ def _pad_axis(x: Tensor, axis: int, before: int, after: int, mode: str, value) -
         idx = [(i % size) for i in range(-before, size + after)]
     else:
         raise ShapeError(f"Pad: unknown mode {mode!r}")
-    index = Tensor.from_data(idx, device=x.device(), dtype="i64")
+    index = Tensor.from_data(idx, device=x.device(), dtype=fit("i64", x.device()))
     return x.select(axis, index)
 
 
