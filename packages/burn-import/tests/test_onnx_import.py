@@ -137,13 +137,14 @@ def _unsupported_model(path: Path) -> Path:
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n"])
     nodes = [
         helper.make_node("Relu", ["x"], ["a"], name="relu"),
-        helper.make_node("Det", ["a"], ["b"], name="det_first"),
-        helper.make_node("Det", ["b"], ["c"], name="det_second"),
+        helper.make_node("DFT", ["a"], ["b"], name="dft_first"),
+        helper.make_node("DFT", ["b"], ["c"], name="dft_second"),
         helper.make_node("Bernoulli", ["c"], ["d"], name="coin"),
-        helper.make_node("Unique", ["d"], ["y"], name="uniq"),
+        helper.make_node("Warp", ["d"], ["y"], name="warp", domain="com.example"),
     ]
     graph = helper.make_graph(nodes, "unsupported", [x], [y])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("com.example", 1)]
+    model = helper.make_model(graph, opset_imports=opsets)
     model.ir_version = 8
     onnx.save(model, str(path))
     return path
@@ -157,12 +158,12 @@ def test_every_unsupported_op_is_reported_at_once(tmp_path):
     error = info.value
     assert error.unsupported == {
         "Bernoulli": (1, "coin"),
-        "Det": (2, "det_first"),
-        "Unique": (1, "uniq"),
+        "DFT": (2, "dft_first"),
+        "com.example:Warp": (1, "warp"),
     }
     text = str(error)
     assert "3 unsupported op type(s) in 4 node(s)" in text
-    assert "Det: 2 node(s), first 'det_first'" in text
+    assert "DFT: 2 node(s), first 'dft_first'" in text
     assert not out.exists()  # nothing was written
 
 
