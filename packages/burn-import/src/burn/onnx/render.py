@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from burn.module import Module
 from burn.onnx.codegen import EMITTERS, Context, check_supported, snake
 from burn.onnx.graph import Graph
 
@@ -140,7 +141,7 @@ def _basename(source: str) -> str:
     return source.replace("\\", "/").rsplit("/", 1)[-1]
 
 
-def apply_weights(model, weights: dict[str, np.ndarray]):
+def apply_weights(model: Module, weights: dict[str, np.ndarray]) -> Module:
     """`model` (a generated module) holding `weights`, keyed by parameter path."""
     from burn.tensor import Tensor
 
