@@ -214,3 +214,33 @@ def col2im(node: Node, ctx: Context) -> None:
 @emitter("MeanVarianceNormalization")
 def mean_variance_normalization(node: Node, ctx: Context) -> None:
     call(ctx, node, "rt.mean_variance_normalization", [_x(ctx, node)], attr_args(node))
+
+
+def _dtype_attr(node: Node, default: str) -> str:
+    elem = node.attr("dtype")
+    return onnx_dtype_name(int(elem)) if elem is not None else default
+
+
+@emitter("RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike")
+def random_op(node: Node, ctx: Context) -> None:
+    normal = node.op_type.startswith("RandomNormal")
+    fn = "rt.random_normal" if normal else "rt.random_uniform"
+    keys = ("mean", "scale") if normal else ("low", "high")
+    params = ", ".join(f"{k}={float(node.attr(k)):g}" for k in keys if node.attr(k) is not None)
+    if node.op_type.endswith("Like"):
+        x = _x(ctx, node)
+        from burn.onnx.codegen import burn_dtype
+
+        dtype = _dtype_attr(node, burn_dtype(ctx.dtype(node.inputs[0])) or "f32")
+        args = [f"{x}.dims()", f"{x}.device()", repr(dtype)]
+    else:
+        ctx.uses_device = True
+        args = [repr(list(node.attr("shape"))), "device", repr(_dtype_attr(node, "f32"))]
+    call(ctx, node, fn, args, params)
+
+
+@emitter("Bernoulli")
+def bernoulli(node: Node, ctx: Context) -> None:
+    dtype = node.attr("dtype")
+    extra = repr(onnx_dtype_name(int(dtype))) if dtype is not None else "None"
+    call(ctx, node, "rt.bernoulli", [_x(ctx, node), extra])
