@@ -11,6 +11,8 @@ __all__ = [
     "sequence_erase",
     "sequence_insert",
     "split_to_sequence",
+    "stack_scan",
+    "take",
 ]
 
 
@@ -62,3 +64,24 @@ def concat_from_sequence(seq: list, axis: int, new_axis: int = 0) -> Tensor:
         rank = seq[0].rank() + 1
         return Tensor.stack(list(seq), axis % rank)
     return Tensor.cat(list(seq), axis % seq[0].rank())
+
+
+def stack_scan(items: list, axis: int = 0, reverse: bool = False, scalars: bool = False):
+    """The per-iteration outputs of a Loop or Scan stacked along `axis` (in order, or reversed).
+    Tensors are stacked; sequences (lists) are concatenated, as Loop does for them."""
+    if items and isinstance(items[0], list):
+        return [t for part in items for t in part]
+    items = items[::-1] if reverse else items
+    if not items:
+        return []
+    if scalars:  # one-element tensors standing for ONNX scalars: a vector of them
+        return Tensor.cat(list(items), 0)
+    return Tensor.stack(list(items), axis % (items[0].rank() + 1))
+
+
+def take(x: Tensor, axis: int, index: int) -> Tensor:
+    """Slice `index` of `axis`, the axis removed (a scalar stays a one-element tensor)."""
+    part = x.narrow(axis, index, 1)
+    dims = part.dims()
+    del dims[axis]
+    return part.reshape(dims or [1])

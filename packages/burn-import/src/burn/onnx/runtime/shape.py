@@ -8,6 +8,7 @@ from burn.tensor.errors import ShapeError
 
 __all__ = [
     "as_ints",
+    "as_scalar",
     "const",
     "fit",
     "full",
