@@ -86,6 +86,8 @@ class BurnRep(BackendRep):
     def _tensor(value, device):
         from burn.tensor import Tensor
 
+        if value is None:  # an empty ONNX optional
+            return None
         if isinstance(value, list):  # an ONNX sequence
             return [BurnRep._tensor(v, device) for v in value]
         if isinstance(value, onnx.TensorProto):
@@ -100,6 +102,8 @@ class BurnRep(BackendRep):
 
     @staticmethod
     def _array(tensor, rank, dtype):
+        if tensor is None:
+            return None
         if isinstance(tensor, list):
             return [BurnRep._array(t, None, None) for t in tensor]
         array = np.asarray(tensor.to_data().array)

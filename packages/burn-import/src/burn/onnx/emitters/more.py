@@ -244,3 +244,51 @@ def bernoulli(node: Node, ctx: Context) -> None:
     dtype = node.attr("dtype")
     extra = repr(onnx_dtype_name(int(dtype))) if dtype is not None else "None"
     call(ctx, node, "rt.bernoulli", [_x(ctx, node), extra])
+
+
+@emitter("QLinearMatMul")
+def qlinear_matmul(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.qlinear_matmul", [_x(ctx, node, i) for i in range(8)])
+
+
+@emitter("QLinearConv")
+def qlinear_conv(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.qlinear_conv", [_x(ctx, node, i) for i in range(9)], attr_args(node))
+
+
+@emitter("BitCast")
+def bitcast(node: Node, ctx: Context) -> None:
+    from burn.onnx.graph import elem_dtype
+
+    elem = int(node.attr("to"))
+    numpy_dtype = elem_dtype(elem)
+    to = onnx_dtype_name(elem)
+    if numpy_dtype is None or to is None:
+        from burn.onnx.errors import OnnxImportError
+
+        raise OnnxImportError(
+            f"{ctx.graph.source}: node {node.name!r} (BitCast) casts to an element type burn "
+            "does not compute in"
+        )
+    source = ctx.dtype(node.inputs[0])
+    args = [_x(ctx, node), repr(to), repr(numpy_dtype.name)]
+    if source is not None:
+        args.append(repr(source.name))
+    call(ctx, node, "rt.bitcast", args)
+
+
+@emitter("Optional")
+def optional(node: Node, ctx: Context) -> None:
+    """An optional value is the value itself, or None when empty."""
+    ctx.assign(node, _x(ctx, node) if ctx.has(node, 0) else "None")
+
+
+@emitter("OptionalGetElement")
+def optional_get(node: Node, ctx: Context) -> None:
+    ctx.assign(node, _x(ctx, node), ctx.rank(node.inputs[0]))
+
+
+@emitter("OptionalHasElement")
+def optional_has(node: Node, ctx: Context) -> None:
+    x = _x(ctx, node)
+    ctx.assign(node, f"rt.const([{x} is not None], 'bool', None)", 0)

@@ -17,6 +17,7 @@ __all__ = [
     "asinh",
     "atan",
     "atanh",
+    "bitcast",
     "bitshift",
     "bitwise",
     "cast",
@@ -283,3 +284,13 @@ def acosh(x: Tensor) -> Tensor:
 
 def atanh(x: Tensor) -> Tensor:
     return ((x + 1.0) / (1.0 - x)).log() * 0.5
+
+
+def bitcast(x: Tensor, to: str, numpy_dtype: str, source: str | None = None) -> Tensor:
+    """The same bytes read as another element type (on the host); `source` is the ONNX element
+    type when burn holds it in a wider one (unsigned 16/32-bit integers)."""
+    array = np.asarray(x.to_data().array)
+    if source is not None:
+        array = array.astype(np.dtype(source))
+    array = np.ascontiguousarray(array).view(np.dtype(numpy_dtype))
+    return Tensor.from_data(array, device=x.device(), dtype=to)

@@ -8,7 +8,13 @@ from burn.onnx.runtime.math import round_even
 from burn.onnx.runtime.shape import fit
 from burn.tensor import Tensor
 
-__all__ = ["dequantize_linear", "dynamic_quantize_linear", "quantize_linear"]
+__all__ = [
+    "dequantize_linear",
+    "dynamic_quantize_linear",
+    "qlinear_conv",
+    "qlinear_matmul",
+    "quantize_linear",
+]
 
 _RANGES = {
     "u8": (0, 255),
@@ -84,3 +90,31 @@ def dynamic_quantize_linear(x: Tensor):
         Tensor.from_data([scale_f32], device=device, dtype="f32"),
         Tensor.from_data([int(zero)], device=device, dtype="u8"),
     )
+
+
+def _dequant(x: Tensor, scale: Tensor, zero: Tensor | None, axis: int) -> Tensor:
+    return dequantize_linear(x, scale, zero, axis=axis, output_dtype="f64")
+
+
+def qlinear_matmul(a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero) -> Tensor:
+    """Quantized matmul: dequantize (per tensor, per row of `a`, per column of `b`), multiply,
+    quantize to the output's scale and zero point."""
+    from burn.onnx.runtime.nn import matmul
+
+    left = _dequant(a, a_scale, a_zero, max(a.rank() - 2, 0))
+    right = _dequant(b, b_scale, b_zero, b.rank() - 1)
+    out = matmul(left, right)
+    return quantize_linear(out, y_scale.float("f64"), y_zero, axis=out.rank() - 1)
+
+
+def qlinear_conv(x, x_scale, x_zero, w, w_scale, w_zero, y_scale, y_zero, bias=None, **attrs):
+    from burn.onnx.runtime.nn import conv
+
+    xf = _dequant(x, x_scale, x_zero, 1)
+    wf = _dequant(w, w_scale, w_zero, 0)
+    b = None
+    if bias is not None:
+        scale = (x_scale.float("f64").reshape([1]) * w_scale.float("f64")).reshape([-1])
+        b = bias.float("f64") * scale
+    out = conv(xf, wf, b, **attrs)
+    return quantize_linear(out, y_scale.float("f64"), y_zero, axis=1)
