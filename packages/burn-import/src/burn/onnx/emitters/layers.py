@@ -214,6 +214,9 @@ def _pool_layer(node: Node, ctx: Context, kind: str) -> bool:
 
 @emitter("MaxPool")
 def max_pool(node: Node, ctx: Context) -> None:
+    if len([o for o in node.outputs if o]) > 1:
+        ctx.assign_many(node, f"rt.max_pool_with_indices({_x(ctx, node)}, {attr_args(node)})")
+        return
     if not _pool_layer(node, ctx, "Max"):
         call(ctx, node, "rt.max_pool", [_x(ctx, node)], attr_args(node))
 
@@ -297,3 +300,9 @@ def recurrent(node: Node, ctx: Context) -> None:
     names = [ctx.out(node, i) if n else "_" for i, n in enumerate(node.outputs)]
     names += ["_"] * ((3 if node.op_type == "LSTM" else 2) - len(names))
     ctx.line(f"{', '.join(names)} = {expr}", f"{node.op_type} {node.name}")
+
+
+@emitter("MaxUnpool")
+def max_unpool(node: Node, ctx: Context) -> None:
+    args = [_x(ctx, node), _x(ctx, node, 1), value(ctx, node, 2) if ctx.has(node, 2) else "None"]
+    call(ctx, node, "rt.max_unpool", args, attr_args(node))

@@ -25,6 +25,8 @@ __all__ = [
     "lrn",
     "matmul",
     "max_pool",
+    "max_pool_with_indices",
+    "max_unpool",
     "resize",
     "rms_norm",
     "same_pads",
@@ -113,6 +115,9 @@ def conv_transpose(
                 strides, sizes, out_pad, kernel, dilations, target, strict=True
             )
         ]
+        # a negative total is output the padding cannot give: added as output padding
+        out_pad = [op + max(0, -t) for op, t in zip(out_pad, total, strict=True)]
+        total = [max(0, t) for t in total]
         if auto_pad == "SAME_UPPER":
             begins = [t // 2 for t in total]
         else:
@@ -591,3 +596,71 @@ def lp_pool(
     powered = x.abs().powf_scalar(float(p))
     mean = average_pool(powered, auto_pad, ceil_mode, 1, dilations, kernel_shape, pads, strides)
     return (mean * float(np.prod(kernel_shape))).powf_scalar(1.0 / p)
+
+
+def max_pool_with_indices(
+    x: Tensor,
+    auto_pad: str = "NOTSET",
+    ceil_mode: int = 0,
+    dilations=None,
+    kernel_shape=None,
+    pads=None,
+    storage_order: int = 0,
+    strides=None,
+):
+    """MaxPool's values and the flat indices of the maxima in the input (ONNX's second output),
+    found by comparing each window position with the pooled maximum."""
+    values = max_pool(x, auto_pad, ceil_mode, dilations, kernel_shape, pads, storage_order, strides)
+    n = x.rank() - 2
+    kernel = list(kernel_shape)
+    strides = list(strides or [1] * n)
+    dilations = list(dilations or [1] * n)
+    p = _resolve_pads(x, n, kernel, strides, dilations, pads, auto_pad)
+    array = np.asarray(x.to_data().array)
+    pooled = np.asarray(values.to_data().array)
+    sizes = array.shape[2:]
+    flat_index = np.arange(array.size).reshape(array.shape)
+    if storage_order:
+        flat_index = np.moveaxis(
+            np.arange(array.size).reshape(array.shape[:2] + sizes[::-1]),
+            list(range(2, 2 + n)),
+            list(range(2 + n - 1, 1, -1)),
+        )
+    best = np.full(pooled.shape, -1, dtype=np.int64)
+    for offset in np.ndindex(*kernel):
+        index = []
+        valid = np.ones(pooled.shape[2:], dtype=bool)
+        for d in range(n):
+            pos = np.arange(pooled.shape[2 + d]) * strides[d] + offset[d] * dilations[d] - p[d]
+            shape = [1] * n
+            shape[d] = -1
+            pos = pos.reshape(shape)
+            valid = valid & (pos >= 0) & (pos < sizes[d])
+            index.append(np.clip(pos, 0, sizes[d] - 1))
+        grid = np.broadcast_arrays(*index)
+        taken = array[(slice(None), slice(None), *grid)]
+        ids = flat_index[(slice(None), slice(None), *grid)]
+        hit = valid & (taken == pooled) & (best < 0)
+        best = np.where(hit, ids, best)
+    return values, Tensor.from_data(best, device=x.device(), dtype=fit("i64", x.device()))
+
+
+def max_unpool(
+    x: Tensor, indices: Tensor, output_shape=None, kernel_shape=None, pads=None, strides=None
+) -> Tensor:
+    """Values of `x` written at their `indices` into zeros of the unpooled shape."""
+    n = x.rank() - 2
+    strides = list(strides or [1] * n)
+    p = list(pads or [0] * (2 * n))
+    if output_shape is not None:
+        dims = as_ints(output_shape)
+    else:
+        dims = x.dims()[:2] + [
+            (size - 1) * s + k - p[d] - p[d + n]
+            for d, (size, s, k) in enumerate(zip(x.dims()[2:], strides, kernel_shape, strict=True))
+        ]
+    total = int(np.prod(dims))
+    flat = full([total], 0, x.device(), x.dtype)
+    idx = indices.reshape([indices.num_elements()])
+    out = flat.select_assign(0, idx, x.reshape([x.num_elements()]))
+    return out.reshape(dims)
