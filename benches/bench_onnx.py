@@ -145,11 +145,11 @@ def main() -> None:
             rows.append(row)
     notes = (
         "Medians of the timed runs after warm-up, same process, one runtime after another; "
-        "each model's outputs were checked against onnxruntime's (1e-4) before timing. The "
-        "machine is shared with other work: read the ratios, not the absolute times, and "
-        "expect about 20% noise. The generated model runs on NdArray (numpy) as written: "
-        "one numpy call per op, with no graph-level fusion or layout planning, which is "
-        "where onnxruntime's lead comes from."
+        "each model's outputs were checked against onnxruntime's (1e-4) before timing. On a "
+        "shared machine under load the ratios move between runs (threads that wait for a busy "
+        "core cost the small models most): compare runs only with their load stated. The "
+        "generated model runs on NdArray (numpy) as written, one numpy call per op with no "
+        "graph-level fusion or layout planning; onnxruntime's lead comes from those."
     )
     publish(
         "## burn-import: ONNX models, generated code against onnxruntime and PyTorch",
