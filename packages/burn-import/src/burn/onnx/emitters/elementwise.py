@@ -217,6 +217,10 @@ def cast_like(node: Node, ctx: Context) -> None:
         import onnx
 
         elem = onnx.helper.np_dtype_to_tensor_dtype(ctx.const(node.inputs[1]).dtype)
+    if not elem:  # a type only known when the model runs
+        like = ctx.x(node.inputs[1])
+        call(ctx, node, "rt.cast", [ctx.x(node.inputs[0]), f"{like}.dtype.value"])
+        return
     to = _cast_to(int(elem), node, ctx)
     call(ctx, node, "rt.cast", [ctx.x(node.inputs[0]), repr(to)])
 

@@ -292,3 +292,14 @@ def optional_get(node: Node, ctx: Context) -> None:
 def optional_has(node: Node, ctx: Context) -> None:
     x = _x(ctx, node)
     ctx.assign(node, f"rt.const([{x} is not None], 'bool', None)", 0)
+
+
+@emitter("CausalConvWithState", "LinearAttention")
+def stateful(node: Node, ctx: Context) -> None:
+    count = 4 if node.op_type == "CausalConvWithState" else 6
+    fn = "rt.causal_conv_with_state" if count == 4 else "rt.linear_attention"
+    args = [_x(ctx, node, i) for i in range(count)]
+    expr = f"{fn}({', '.join(args + ([attr_args(node)] if node.attrs else []))})"
+    names = [ctx.out(node, i) if n else "_" for i, n in enumerate(node.outputs)]
+    names += ["_"] * (2 - len(names))
+    ctx.line(f"{', '.join(names)} = {expr}", f"{node.op_type} {node.name}")
