@@ -303,3 +303,9 @@ def stateful(node: Node, ctx: Context) -> None:
     names = [ctx.out(node, i) if n else "_" for i, n in enumerate(node.outputs)]
     names += ["_"] * (2 - len(names))
     ctx.line(f"{', '.join(names)} = {expr}", f"{node.op_type} {node.name}")
+
+
+@emitter("DeformConv")
+def deform_conv(node: Node, ctx: Context) -> None:
+    args = [_x(ctx, node, i) for i in range(5)]
+    call(ctx, node, "rt.deform_conv", args, attr_args(node))

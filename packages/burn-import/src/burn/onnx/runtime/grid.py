@@ -10,7 +10,7 @@ import numpy as np
 from burn.onnx.runtime.shape import fit
 from burn.tensor import Tensor
 
-__all__ = ["affine_grid", "grid_sample"]
+__all__ = ["affine_grid", "deform_conv", "grid_sample"]
 
 
 def _reflect(x: np.ndarray, low: float, high: float) -> np.ndarray:
@@ -123,3 +123,70 @@ def affine_grid(theta: Tensor, size, align_corners: int = 0) -> Tensor:
     base = Tensor.from_data(coords, device=theta.device(), dtype=theta.dtype)  # [P, k+1]
     out = base.unsqueeze(3).matmul(theta.swap_dims(1, 2))  # [N, P, k]
     return out.reshape([n, *spatial, len(spatial)])
+
+
+def deform_conv(
+    x: Tensor,
+    w: Tensor,
+    offset: Tensor,
+    b: Tensor | None = None,
+    mask: Tensor | None = None,
+    dilations=None,
+    group: int = 1,
+    kernel_shape=None,
+    offset_group: int = 1,
+    pads=None,
+    strides=None,
+) -> Tensor:
+    """Deformable 2-d convolution: each kernel tap samples the input (bilinearly, zero outside)
+    at its place shifted by `offset`, scaled by `mask`; the columns are then multiplied by the
+    weights. Positions come from the offsets on the host; values are gathered with tensor ops."""
+    n, c, h, wd = x.dims()
+    o, cg, kh, kw = w.dims()
+    sh, sw = list(strides or [1, 1])
+    dh, dw = list(dilations or [1, 1])
+    p = list(pads or [0, 0, 0, 0])
+    oh = (h + p[0] + p[2] - dh * (kh - 1) - 1) // sh + 1
+    ow = (wd + p[1] + p[3] - dw * (kw - 1) - 1) // sw + 1
+    off = np.asarray(offset.to_data().array, dtype=np.float64).reshape(
+        n, offset_group, kh, kw, 2, oh, ow
+    )
+    base_y = (np.arange(oh) * sh - p[0])[None, None, None, :, None] + (np.arange(kh) * dh)[
+        None, :, None, None, None
+    ]
+    base_x = (np.arange(ow) * sw - p[1])[None, None, None, None, :] + (np.arange(kw) * dw)[
+        None, None, :, None, None
+    ]
+    flat = x.reshape([n, c, h * wd])
+    per_group = c // offset_group
+    points = kh * kw * oh * ow
+    columns = []
+    for g in range(offset_group):
+        y = base_y + off[:, g, :, :, 0]  # [N, kh, kw, oh, ow]
+        xx = base_x + off[:, g, :, :, 1]
+        y0, x0 = np.floor(y), np.floor(xx)
+        part = None
+        for dy, dx in ((0, 0), (0, 1), (1, 0), (1, 1)):
+            yy, xc = y0 + dy, x0 + dx
+            weight = (1 - np.abs(y - yy)) * (1 - np.abs(xx - xc))
+            inside = (yy >= 0) & (yy < h) & (xc >= 0) & (xc < wd)
+            weight = np.where(inside, weight, 0.0)
+            index = (np.clip(yy, 0, h - 1) * wd + np.clip(xc, 0, wd - 1)).astype(np.int64)
+            idx_t = Tensor.from_data(
+                index.reshape(n, 1, points), device=x.device(), dtype=fit("i64", x.device())
+            )
+            w_t = Tensor.from_data(weight.reshape(n, 1, points), device=x.device(), dtype=x.dtype)
+            chunk = flat.narrow(1, g * per_group, per_group)
+            term = chunk.gather(2, idx_t.expand([n, per_group, points])) * w_t
+            part = term if part is None else part + term
+        if mask is not None:
+            m = mask.narrow(1, g * kh * kw, kh * kw).reshape([n, 1, points])
+            part = part * m
+        columns.append(part)
+    cols = Tensor.cat(columns, 1) if len(columns) > 1 else columns[0]  # [N, C, kh*kw*oh*ow]
+    cols = cols.reshape([n, group, cg * kh * kw, oh * ow])
+    weights = w.reshape([1, group, o // group, cg * kh * kw])
+    out = weights.matmul(cols).reshape([n, o, oh, ow])
+    if b is not None:
+        out = out + b.reshape([1, o, 1, 1])
+    return out
