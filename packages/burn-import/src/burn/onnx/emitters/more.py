@@ -309,3 +309,9 @@ def stateful(node: Node, ctx: Context) -> None:
 def deform_conv(node: Node, ctx: Context) -> None:
     args = [_x(ctx, node, i) for i in range(5)]
     call(ctx, node, "rt.deform_conv", args, attr_args(node))
+
+
+@emitter("NonMaxSuppression")
+def non_max_suppression(node: Node, ctx: Context) -> None:
+    args = [_x(ctx, node, 0), _x(ctx, node, 1)] + [value(ctx, node, i) for i in range(2, 5)]
+    call(ctx, node, "rt.non_max_suppression", args, attr_args(node))
