@@ -315,3 +315,16 @@ def deform_conv(node: Node, ctx: Context) -> None:
 def non_max_suppression(node: Node, ctx: Context) -> None:
     args = [_x(ctx, node, 0), _x(ctx, node, 1)] + [value(ctx, node, i) for i in range(2, 5)]
     call(ctx, node, "rt.non_max_suppression", args, attr_args(node))
+
+
+@emitter("DFT")
+def dft(node: Node, ctx: Context) -> None:
+    args = [_x(ctx, node), value(ctx, node, 1)]
+    if "axis" in node.attrs:  # opset 17: the axis is an attribute
+        args.append(repr(int(node.attr("axis"))))
+    else:
+        args.append(value(ctx, node, 2))
+    default_axis = 1 if ctx.graph.opset < 20 else -2
+    attrs = attr_args(node, ["inverse", "onesided"])
+    attrs = (attrs + ", " if attrs else "") + f"opset_axis={default_axis}"
+    call(ctx, node, "rt.dft", args, attrs)

@@ -22,4 +22,5 @@ from burn.onnx.runtime.reduce import *  # noqa: F403
 from burn.onnx.runtime.sequence import *  # noqa: F403
 from burn.onnx.runtime.sequences import *  # noqa: F403
 from burn.onnx.runtime.shape import *  # noqa: F403
+from burn.onnx.runtime.spectral import *  # noqa: F403
 from burn.onnx.runtime.stateful import *  # noqa: F403
