@@ -80,7 +80,7 @@ def _assemble(graph, ctx: Context, params, results, weights_name, record_type, h
         "from pathlib import Path",
         "",
     ]
-    if any("rt." in line for line in ctx.lines + [f.build for f in ctx.fields]):
+    if ctx.uses_device or any("rt." in line for line in ctx.lines + [f.build for f in ctx.fields]):
         from_imports.setdefault("burn.onnx", set()).add("runtime as rt")
     for module in sorted(from_imports):
         names = ", ".join(sorted(from_imports[module]))
@@ -126,7 +126,8 @@ def _assemble(graph, ctx: Context, params, results, weights_name, record_type, h
         "    def forward(self" + "".join(f", {p}: Tensor" for p in params) + "):",
     ]
     if ctx.uses_device:
-        first = params[0] + ".device()" if params else "None"
+        # the device of the inputs (the weights' when there is no input tensor)
+        first = f"rt.device_of({', '.join(params)})" if params else "None"
         if not params and ctx.fields:
             first = "self.devices()[0]"
         body.append(f"        device = {first}")

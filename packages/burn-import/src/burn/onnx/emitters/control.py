@@ -123,3 +123,40 @@ def scan(node: Node, ctx: Context) -> None:
         reverse = bool(out_dirs[j])
         ctx.line(f"{stacked} = rt.stack_scan({var}, {out_axes[j]}, {reverse}, scalars={scalar})")
         ctx.bind(out, stacked, ctx.graph.info(out).rank)
+
+
+@emitter("SequenceMap")
+def sequence_map(node: Node, ctx: Context) -> None:
+    body = node.attr("body")
+    inputs = [ctx.x(n) for n in node.inputs]
+    collected = [ctx.fresh("map_items") for _ in node.outputs]
+    for var in collected:
+        ctx.line(f"{var} = []", f"SequenceMap {node.name}")
+    step = ctx.fresh("map_step")
+    ctx.line(f"for {step} in range(len({inputs[0]})):")
+    saved = _scoped(ctx)
+    ctx.indent += "    "
+    names = [i.name for i in body.input]
+    bindings = {}
+    for name, source in zip(names, inputs, strict=True):
+        var = ctx.fresh("map_input")
+        ctx.line(f"{var} = rt.item({source}, {step})")
+        bindings[name] = var
+    results = emit_body(ctx, body, bindings)
+    for var, res in zip(collected, results, strict=True):
+        ctx.line(f"{var}.append({res})")
+    ctx.indent = ctx.indent[:-4]
+    ctx.names, ctx.ranks = saved
+    for out, var in zip(node.outputs, collected, strict=True):
+        ctx.bind(out, var, None)
+
+
+_TRAINING = {"Momentum": "rt.momentum_step", "Adagrad": "rt.adagrad_step", "Adam": "rt.adam_step"}
+
+
+@emitter(*(f"ai.onnx.preview.training:{op}" for op in _TRAINING))
+def training_step(node: Node, ctx: Context) -> None:
+    from burn.onnx.emitters.common import attr_args
+
+    args = [ctx.x(n) for n in node.inputs] + ([attr_args(node)] if node.attrs else [])
+    ctx.assign_many(node, f"{_TRAINING[node.op_type]}({', '.join(args)})")

@@ -13,6 +13,8 @@ __all__ = [
     "split_to_sequence",
     "stack_scan",
     "take",
+    "item",
+    "device_of",
 ]
 
 
@@ -85,3 +87,20 @@ def take(x: Tensor, axis: int, index: int) -> Tensor:
     dims = part.dims()
     del dims[axis]
     return part.reshape(dims or [1])
+
+
+def item(value, index: int):
+    """Element `index` of a sequence; a tensor stands for itself (SequenceMap's extra inputs)."""
+    return value[index] if isinstance(value, list) else value
+
+
+def device_of(*values):
+    """The device of the first tensor among `values` (sequences looked into), else None."""
+    for value in values:
+        if isinstance(value, list):
+            found = device_of(*value)
+            if found is not None:
+                return found
+        elif isinstance(value, Tensor):
+            return value.device()
+    return None
