@@ -160,3 +160,27 @@ def training_step(node: Node, ctx: Context) -> None:
 
     args = [ctx.x(n) for n in node.inputs] + ([attr_args(node)] if node.attrs else [])
     ctx.assign_many(node, f"{_TRAINING[node.op_type]}({', '.join(args)})")
+
+
+@emitter("ai.onnx.preview:FlexAttention")
+def flex_attention(node: Node, ctx: Context) -> None:
+    """Scores, the score_mod graph inline, softmax, the prob_mod graph inline, values."""
+    q, k, v = (ctx.x(n) for n in node.inputs[:3])
+    scores, values = ctx.fresh("flex_scores"), ctx.fresh("flex_values")
+    scale = node.attr("scale")
+    ctx.line(
+        f"{scores}, {values} = rt.flex_scores({q}, {k}, {v}, {scale!r})",
+        f"FlexAttention {node.name}",
+    )
+    for key in ("score_mod", "prob_mod"):
+        if key == "prob_mod":
+            probs = ctx.fresh("flex_probs")
+            ctx.line(f"{probs} = rt.softmax_last({scores})")
+            scores = probs
+        mod = node.attr(key)
+        if mod is not None:
+            saved = _scoped(ctx)
+            (result,) = emit_body(ctx, mod, {mod.input[0].name: scores})
+            ctx.names, ctx.ranks = saved
+            scores = result
+    ctx.assign(node, f"rt.matmul({scores}, {values})")

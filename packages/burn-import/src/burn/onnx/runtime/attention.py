@@ -10,7 +10,7 @@ from burn.onnx.runtime.nn import matmul
 from burn.onnx.runtime.shape import fit
 from burn.tensor import Bool, Tensor
 
-__all__ = ["attention", "rotary_embedding"]
+__all__ = ["attention", "flex_scores", "rotary_embedding", "softmax_last"]
 
 
 def _heads(x: Tensor, heads: int) -> Tensor:
@@ -187,3 +187,20 @@ def rotary_embedding(
         rotated = Tensor.cat([real, imag], 3)
     out = Tensor.cat([rotated, x.narrow(3, dim, head - dim)], 3) if dim < head else rotated
     return out.reshape(original) if len(original) == 3 else out.swap_dims(1, 2)
+
+
+def flex_scores(q: Tensor, k: Tensor, v: Tensor, scale: float | None = None):
+    """FlexAttention's scaled scores and the values aligned to the query heads."""
+    heads_q, heads_k = q.dims()[1], k.dims()[1]
+    if heads_q != heads_k:
+        reps = np.repeat(np.arange(heads_k), heads_q // heads_k)
+        index = Tensor.from_data(reps, device=q.device(), dtype=fit("i64", q.device()))
+        k, v = k.select(1, index), v.select(1, index)
+    s = math.sqrt(scale if scale is not None else 1.0 / math.sqrt(q.dims()[3]))
+    return matmul(q * s, k.swap_dims(2, 3) * s), v
+
+
+def softmax_last(x: Tensor) -> Tensor:
+    peak = x.max_dim(x.rank() - 1)
+    e = (x - peak).exp()
+    return e / e.sum_dim(x.rank() - 1)
