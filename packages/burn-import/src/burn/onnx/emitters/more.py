@@ -328,3 +328,9 @@ def dft(node: Node, ctx: Context) -> None:
     attrs = attr_args(node, ["inverse", "onesided"])
     attrs = (attrs + ", " if attrs else "") + f"opset_axis={default_axis}"
     call(ctx, node, "rt.dft", args, attrs)
+
+
+@emitter("STFT")
+def stft(node: Node, ctx: Context) -> None:
+    args = [_x(ctx, node), value(ctx, node, 1), _x(ctx, node, 2), value(ctx, node, 3)]
+    call(ctx, node, "rt.stft", args, f"onesided={int(node.attr('onesided', 1))}")

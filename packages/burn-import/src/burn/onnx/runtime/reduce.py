@@ -95,8 +95,12 @@ def _empty_reduce(op, x, axes, keepdims):
         "sum_square": 0,
         "log_sum": float("-inf"),
         "log_sum_exp": float("-inf"),
-        "max": float("-inf") if x.kind is Float else np.iinfo(x.dtype.numpy).min,
-        "min": float("inf") if x.kind is Float else np.iinfo(x.dtype.numpy).max,
+        "max": float("-inf")
+        if x.kind is Float
+        else (False if x.kind is Bool else np.iinfo(x.dtype.numpy).min),
+        "min": float("inf")
+        if x.kind is Float
+        else (True if x.kind is Bool else np.iinfo(x.dtype.numpy).max),
     }[op]
     return full(out, value, x.device(), x.dtype)
 
@@ -157,4 +161,6 @@ def lp_normalization(x: Tensor, axis: int = -1, p: int = 2) -> Tensor:
         norm = x.abs().sum_dim(axis)
     else:
         norm = (x * x).sum_dim(axis).sqrt()
-    return x / norm
+    zero = norm.equal_elem(0.0)
+    out = x / norm.mask_fill(zero, 1.0)  # a zero vector stays zero
+    return out.mask_fill(zero.expand(out.dims()), 0.0)

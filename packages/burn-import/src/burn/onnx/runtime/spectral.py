@@ -8,7 +8,7 @@ from burn.onnx.runtime.nn import matmul
 from burn.onnx.runtime.shape import as_scalar, fit
 from burn.tensor import Tensor
 
-__all__ = ["dft"]
+__all__ = ["dft", "stft"]
 
 
 def _fit_length(t: Tensor, n: int) -> Tensor:
@@ -72,3 +72,19 @@ def dft(x: Tensor, dft_length=None, axis=None, inverse: int = 0, onesided: int =
         result = Tensor.stack([out_real, out_imag], out_real.rank())
     result = result.cast(dtype) if result.dtype != dtype else result
     return result.swap_dims(axis, rank - 2) if axis != rank - 2 else result
+
+
+def stft(signal: Tensor, frame_step, window: Tensor | None = None, frame_length=None, onesided=1):
+    """Frames of `signal` [batch, length, 1 or 2], windowed, each transformed by `dft`:
+    [batch, frames, bins, 2]."""
+    step = int(as_scalar(frame_step))
+    if frame_length is not None:
+        length = int(as_scalar(frame_length))
+    else:
+        length = window.dims()[0]
+    total = signal.dims()[1]
+    count = 1 + (total - length) // step
+    frames = Tensor.stack([signal.narrow(1, f * step, length) for f in range(count)], 1)
+    if window is not None:
+        frames = frames * window.cast(frames.dtype).reshape([1, 1, length, 1])
+    return dft(frames, None, 2, 0, onesided)
