@@ -19,6 +19,7 @@ from burn.onnx.runtime.quantize import *  # noqa: F403
 from burn.onnx.runtime.random import *  # noqa: F403
 from burn.onnx.runtime.recurrent import *  # noqa: F403
 from burn.onnx.runtime.reduce import *  # noqa: F403
+from burn.onnx.runtime.resize import *  # noqa: F403
 from burn.onnx.runtime.sequence import *  # noqa: F403
 from burn.onnx.runtime.sequences import *  # noqa: F403
 from burn.onnx.runtime.shape import *  # noqa: F403
