@@ -334,3 +334,29 @@ def dft(node: Node, ctx: Context) -> None:
 def stft(node: Node, ctx: Context) -> None:
     args = [_x(ctx, node), value(ctx, node, 1), _x(ctx, node, 2), value(ctx, node, 3)]
     call(ctx, node, "rt.stft", args, f"onesided={int(node.attr('onesided', 1))}")
+
+
+@emitter("ai.onnx.ml:Binarizer")
+def binarizer(node: Node, ctx: Context) -> None:
+    x = _x(ctx, node)
+    threshold = float(node.attr("threshold", 0.0))
+    ctx.assign(node, f"{x}.zeros_like().mask_fill({x}.greater_elem({threshold!r}), 1.0)")
+
+
+@emitter("ai.onnx.ml:ArrayFeatureExtractor")
+def array_feature_extractor(node: Node, ctx: Context) -> None:
+    """The last axis indexed by the (flattened) indices; a vector input becomes one row."""
+    x, idx = _x(ctx, node), _x(ctx, node, 1)
+    rank = ctx.rank(node.inputs[0])
+    flat = f"{idx}.reshape([{idx}.num_elements()])"
+    if rank == 1:
+        ctx.assign(node, f"{x}.select(0, {flat}).reshape([1, -1])", 2)
+    else:
+        ctx.assign(node, f"{x}.select({x}.rank() - 1, {flat})")
+
+
+@emitter("MelWeightMatrix")
+def mel_weight_matrix(node: Node, ctx: Context) -> None:
+    args = [_x(ctx, node, i) for i in range(5)]
+    dtype = onnx_dtype_name(int(node.attr("output_datatype", 1)))
+    call(ctx, node, "rt.mel_weight_matrix", args, f"dtype={dtype!r}")

@@ -8,7 +8,7 @@ from burn.onnx.runtime.nn import matmul
 from burn.onnx.runtime.shape import as_scalar, fit
 from burn.tensor import Tensor
 
-__all__ = ["dft", "stft"]
+__all__ = ["dft", "mel_weight_matrix", "stft"]
 
 
 def _fit_length(t: Tensor, n: int) -> Tensor:
@@ -88,3 +88,26 @@ def stft(signal: Tensor, frame_step, window: Tensor | None = None, frame_length=
     if window is not None:
         frames = frames * window.cast(frames.dtype).reshape([1, 1, length, 1])
     return dft(frames, None, 2, 0, onesided)
+
+
+def mel_weight_matrix(num_mel_bins, dft_length, sample_rate, lower_edge, upper_edge, dtype="f32"):
+    """Triangular filters from linear frequency bins to mel bins, [dft_length // 2 + 1, mels]."""
+    mels, n, rate = (int(as_scalar(v)) for v in (num_mel_bins, dft_length, sample_rate))
+    low, high = float(as_scalar(lower_edge)), float(as_scalar(upper_edge))
+    to_mel = lambda hz: 2595 * np.log1p(hz / 700) / np.log(10)  # noqa: E731
+    points = np.arange(mels + 2)
+    step = (to_mel(high) - to_mel(low)) / points.shape[0]
+    hz = 700 * np.expm1((points * step + to_mel(low)) / 2595 * np.log(10))
+    bins = (((n + 1) * hz) // rate).astype(int)
+    out = np.zeros((n // 2 + 1, mels))
+    for i in range(mels):
+        left, center, right = bins[i], bins[i + 1], bins[i + 2]
+        if center == left:
+            out[center, i] = 1
+        else:
+            for j in range(left, center + 1):
+                out[j, i] = (j - left) / (center - left)
+        for j in range(center, right):
+            out[j, i] = (right - j) / (right - center)
+    device = num_mel_bins.device() if isinstance(num_mel_bins, Tensor) else None
+    return Tensor.from_data(out, device=device, dtype=fit(dtype, device))
