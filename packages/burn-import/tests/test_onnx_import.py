@@ -191,3 +191,55 @@ def test_export_is_exposed_lazily():
     assert "export" in burn.onnx.__all__
     with pytest.raises(AttributeError):
         burn.onnx.no_such_name  # noqa: B018
+
+
+def test_bad_input_raises_onnx_import_errors_naming_the_file(tmp_path):
+    from burn.onnx import OnnxImportError
+
+    with pytest.raises(OnnxImportError, match="no such ONNX file"):
+        ModelGen().input(tmp_path / "missing.onnx").out_dir(tmp_path / "out").run()
+    junk = tmp_path / "junk.onnx"
+    junk.write_bytes(b"\x00not a model\xff" * 10)
+    with pytest.raises(OnnxImportError, match="junk.onnx"):
+        ModelGen().input(junk).out_dir(tmp_path / "out").run()
+    with pytest.raises(OnnxImportError, match="no input"):
+        ModelGen().out_dir(tmp_path / "out").run()
+    with pytest.raises(OnnxImportError, match="no output folder"):
+        ModelGen().input(MNIST).run()
+    with pytest.raises(OnnxImportError, match="record_type"):
+        ModelGen().record_type("PickleRecorder")
+    assert not (tmp_path / "out").exists()
+    assert cli([str(junk), "--out-dir", str(tmp_path / "out")]) == 1
+
+
+def test_backend_runs_a_model_with_a_computed_condition_and_loop():
+    import burn.onnx.backend as backend
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])
+    then_graph = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["t"])],
+        "then",
+        [],
+        [helper.make_tensor_value_info("t", 1, [3])],
+    )
+    else_graph = helper.make_graph(
+        [helper.make_node("Abs", ["x"], ["e"])],
+        "else",
+        [],
+        [helper.make_tensor_value_info("e", 1, [3])],
+    )
+    nodes = [
+        helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+        helper.make_node("Constant", [], ["zero"], value=helper.make_tensor("z", 1, [], [0.0])),
+        helper.make_node("Greater", ["s", "zero"], ["c"]),
+        helper.make_node("If", ["c"], ["y"], then_branch=then_graph, else_branch=else_graph),
+    ]
+    graph = helper.make_graph(nodes, "branch", [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    rep = backend.prepare(model)
+    assert "if bool(" in rep.source
+    (positive,) = rep.run([np.array([1.0, 2.0, -1.0], np.float32)])
+    (negative,) = rep.run([np.array([-1.0, -2.0, 1.0], np.float32)])
+    np.testing.assert_array_equal(positive, [-1.0, -2.0, 1.0])
+    np.testing.assert_array_equal(negative, [1.0, 2.0, 1.0])
