@@ -76,8 +76,10 @@ def export_model(model: nn.Module, example: torch.Tensor, path: Path, dynamic_ba
     """torch.onnx.export at opset 17 (the TorchScript exporter), in eval mode."""
     model.eval()
     axes = {"input": {0: "batch"}, "output": {0: "batch"}} if dynamic_batch else None
+    fastpath = torch.backends.mha.get_fastpath_enabled()
+    # The fused encoder kernel has no ONNX form; the unfused path computes the same values.
+    torch.backends.mha.set_fastpath_enabled(False)
     with torch.no_grad():
-        torch.backends.mha.set_fastpath_enabled(False)
         torch.onnx.export(
             model,
             (example,),
@@ -89,6 +91,7 @@ def export_model(model: nn.Module, example: torch.Tensor, path: Path, dynamic_ba
             dynamic_axes=axes,
             do_constant_folding=True,
         )
+    torch.backends.mha.set_fastpath_enabled(fastpath)
     return path
 
 

@@ -42,14 +42,19 @@ def _torchvision():
     return torch, torchvision
 
 
-def _exporter():
+def _exporter_module():
+    """tools/gen_onnx_fixtures.py, which builds and exports the models (it needs torch)."""
     spec = importlib.util.spec_from_file_location(
         "gen_onnx_fixtures", ROOT / "tools/gen_onnx_fixtures.py"
     )
     module = importlib.util.module_from_spec(spec)
     sys.modules.setdefault("gen_onnx_fixtures", module)
     spec.loader.exec_module(module)
-    return module.export_model
+    return module
+
+
+def _exporter():
+    return _exporter_module().export_model
 
 
 def _check(onnx_path: Path, out_dir: Path, shape, device, atol=1e-4) -> None:
@@ -91,3 +96,29 @@ def _wgpu_device():
 )
 def test_fixture_models_on_wgpu(name, shape, tmp_path):
     _check(FIXTURES / f"{name}.onnx", tmp_path, shape, _wgpu_device())
+
+
+def test_full_size_transformer_encoder_matches_onnxruntime(tmp_path):
+    """The 4-layer encoder at the size the issue names (d_model 256, 4 heads, feed-forward
+    2048, input 1x128x256), exported with independent weights per layer."""
+    from burn.backend import NdArray
+
+    torch = pytest.importorskip("torch", reason="torch exports the model")
+    module = _exporter_module()
+    torch.manual_seed(7)
+    model = module.transformer_encoder(d_model=256, heads=4, ff=2048, layers=4)
+    path = module.export_model(model, torch.randn(1, 128, 256), tmp_path / "encoder.onnx")
+    _check(path, tmp_path / "model", (1, 128, 256), NdArray.device())
+
+
+def test_backend_runs_on_wgpu_with_device_gpu():
+    import burn.onnx.backend as backend
+    import onnx
+
+    _wgpu_device()
+    assert backend.supports_device("GPU")
+    model = onnx.load(str(FIXTURES / "mnist_net.onnx"))
+    x = np.random.default_rng(3).standard_normal((2, 1, 28, 28)).astype(np.float32)
+    (out,) = backend.prepare(model, "GPU").run([x])
+    session = ort.InferenceSession(str(FIXTURES / "mnist_net.onnx"))
+    np.testing.assert_allclose(out, session.run(None, {"input": x})[0], atol=1e-4)
