@@ -360,3 +360,24 @@ def mel_weight_matrix(node: Node, ctx: Context) -> None:
     args = [_x(ctx, node, i) for i in range(5)]
     dtype = onnx_dtype_name(int(node.attr("output_datatype", 1)))
     call(ctx, node, "rt.mel_weight_matrix", args, f"dtype={dtype!r}")
+
+
+@emitter("TfIdfVectorizer")
+def tfidf_vectorizer(node: Node, ctx: Context) -> None:
+    if node.attr("pool_strings"):
+        from burn.onnx.errors import OnnxImportError
+
+        raise OnnxImportError(
+            f"{ctx.graph.source}: node {node.name!r} (TfIdfVectorizer) uses a string pool; "
+            "burn computes no strings"
+        )
+    names = ["max_gram_length", "max_skip_count", "min_gram_length", "mode", "ngram_counts"]
+    names += ["ngram_indexes", "pool_int64s", "weights"]
+    attrs = attr_args(node, names)
+    call(
+        ctx,
+        node,
+        "rt.tfidf_vectorizer",
+        [_x(ctx, node)],
+        f"{attrs}, rank={ctx.rank(node.inputs[0])}",
+    )

@@ -25,4 +25,5 @@ from burn.onnx.runtime.sequences import *  # noqa: F403
 from burn.onnx.runtime.shape import *  # noqa: F403
 from burn.onnx.runtime.spectral import *  # noqa: F403
 from burn.onnx.runtime.stateful import *  # noqa: F403
+from burn.onnx.runtime.text import *  # noqa: F403
 from burn.onnx.runtime.training import *  # noqa: F403
