@@ -176,8 +176,6 @@ class Context:
             values = literal(array.reshape(-1) if array.ndim == 0 else array)
             self.uses_device = True
             self.line(f"{var} = rt.const({values}, {dtype!r}, device)")
-            if array.ndim == 0:
-                pass
             self.bind(name, var, array.ndim)
             return var
         if array.size == 0:

@@ -132,9 +132,7 @@ def batch_norm(node: Node, ctx: Context) -> None:
     attrs = attr_args(node, ["epsilon", "momentum"])
     if training:
         attrs = (attrs + ", " if attrs else "") + "training_mode=1"
-    n = len([o for o in node.outputs if o])
     call(ctx, node, "rt.batch_norm", args, attrs, outputs=3 if training else 1)
-    del n
 
 
 @emitter("LayerNormalization")

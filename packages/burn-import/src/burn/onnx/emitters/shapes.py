@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from burn.onnx.codegen import Context, burn_dtype, emitter
-from burn.onnx.emitters.common import attr_args, call, onnx_dtype_name, out_rank, tensor, value
+from burn.onnx.emitters.common import attr_args, call, onnx_dtype_name, value
 from burn.onnx.graph import Node
 
 
@@ -159,13 +159,11 @@ def pad(node: Node, ctx: Context) -> None:
 @emitter("ConstantOfShape")
 def constant_of_shape(node: Node, ctx: Context) -> None:
     v = node.attr("value")
-    literal_value = (
-        "None" if v is None else f"np.array({v.reshape(-1).tolist()!r}, {v.dtype.name!r})"
-    )
+    fill = "None"
     if v is not None:
         ctx.need("numpy", "array")
-        literal_value = f"array({v.reshape(-1).tolist()!r}, {v.dtype.name!r})"
-    call(ctx, node, "rt.constant_of_shape", [_x(ctx, node), literal_value])
+        fill = f"array({v.reshape(-1).tolist()!r}, {v.dtype.name!r})"
+    call(ctx, node, "rt.constant_of_shape", [_x(ctx, node), fill])
 
 
 @emitter("Range")
@@ -271,6 +269,3 @@ def cumsum(node: Node, ctx: Context) -> None:
 @emitter("LpNormalization")
 def lp_normalization(node: Node, ctx: Context) -> None:
     call(ctx, node, "rt.lp_normalization", [_x(ctx, node)], attr_args(node))
-
-
-del tensor, out_rank

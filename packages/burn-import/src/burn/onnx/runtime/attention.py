@@ -8,7 +8,7 @@ import math
 import numpy as np
 from burn.onnx.runtime.nn import matmul
 from burn.onnx.runtime.shape import fit
-from burn.tensor import Bool, Tensor
+from burn.tensor import Tensor
 
 __all__ = ["attention", "flex_scores", "rotary_embedding", "softmax_last"]
 
@@ -143,9 +143,6 @@ def _safe_softmax(x: Tensor) -> Tensor:
     total = e.sum_dim(last)
     total = total.mask_fill(total.equal_elem(0.0), 1.0)
     return e / total
-
-
-del Bool
 
 
 def rotary_embedding(

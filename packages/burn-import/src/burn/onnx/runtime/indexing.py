@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from burn.onnx.runtime.shape import align, as_ints, as_scalar, fit, full
-from burn.tensor import Bool, Int, Tensor
+from burn.onnx.runtime.shape import as_ints, as_scalar, fit, full
+from burn.tensor import Bool, Tensor
 
 __all__ = [
     "compress",
@@ -183,6 +183,3 @@ def topk(x: Tensor, k, axis: int = -1, largest: int = 1, sorted: int = 1):  # no
     else:
         values, indices = x.sort_with_indices(axis)
     return values.narrow(axis, 0, k), indices.narrow(axis, 0, k)
-
-
-del align, Int

@@ -52,9 +52,7 @@ def split_to_sequence(x: Tensor, sizes=None, axis: int = 0, keepdims: int = 1) -
             parts = [p.squeeze_dims([axis]) if p.rank() > 1 else p for p in parts]
         return parts
     values = as_ints(sizes)
-    if isinstance(sizes, Tensor) and sizes.rank() == 1 and sizes.num_elements() == 1 and False:
-        values = values
-    if len(values) == 1 and not (isinstance(sizes, list) and len(sizes) > 1):
+    if len(values) == 1:  # one size: equal parts, the last one shorter
         size = values[0]
         n = x.dims()[axis]
         values = [size] * (n // size) + ([n % size] if n % size else [])
