@@ -87,7 +87,8 @@ def _coordinates(mode, n_in, n_out, scale, start, end) -> np.ndarray:
     if mode == "pytorch_half_pixel":
         return (i + 0.5) / scale - 0.5 if n_out > 1 else np.zeros_like(i)
     if mode == "align_corners":
-        return i * (n_in - 1) / (n_out - 1) if n_out > 1 else np.zeros_like(i)
+        length = n_in * scale  # the unrounded output length, as ONNX's formula has it
+        return i * (n_in - 1) / (length - 1) if length != 1 else np.zeros_like(i)
     if mode == "asymmetric":
         return i / scale
     if mode == "tf_crop_and_resize":

@@ -110,7 +110,7 @@ def reshape(data: Tensor, shape, allowzero: int = 0) -> Tensor:
     dims = data.dims()
     if not allowzero:
         target = [dims[i] if d == 0 and i < len(dims) else d for i, d in enumerate(target)]
-    if 0 in target and -1 in target:
+    if 0 in target:  # an empty result (burn's reshape reads 0 as "keep this dim")
         return full([0 if d == -1 else d for d in target], 0, data.device(), data.dtype)
     return data.reshape(_as_shape(target))
 
