@@ -36,6 +36,23 @@ def _alarm(*_):
     raise _Timeout()
 
 
+# What is known about particular failures, more precise than the exception says.
+KNOWN = {
+    r"test_bernoulli": "random values: the expected output comes from numpy's generator, burn "
+    "draws from the backend's",
+    r"test_training_dropout": "random mask: the expected output comes from numpy's generator",
+    r"test_dft_inverse": "the expected output holds float32 rounding noise (about 2e-7) where the "
+    "exact value, which burn computes, is 0; the test's atol is 1e-7",
+    r"test_scan_sum$": "opset-8 Scan (batch-major, with sequence_lens) is not translated",
+    r"test_range_(b?float16)_type_positive_delta_expanded": "the expanded Loop accumulates in "
+    "16-bit floats; the reference's rounding differs",
+    r"test_dynamicquantizelinear": "one element rounds to the neighbouring integer (the scale is "
+    "computed in float32 before the division)",
+    r"test_linear_attention_fp16$": "float16 inputs: the reference accumulates in float32",
+    r"test_loop16_seq_none": "an empty optional sequence carried through Loop",
+}
+
+
 def _array(item):
     """The runner's inputs may be TensorProtos; it compares numpy arrays (as the suite does)."""
     return numpy_helper.to_array(item) if isinstance(item, onnx.TensorProto) else item
@@ -74,7 +91,8 @@ def main() -> None:
                 Runner.assert_similar_outputs(expected, outputs, rtol=case.rtol, atol=case.atol)
             results[case.name] = None
         except (Exception, _Timeout) as e:  # every failure is recorded with its reason
-            results[case.name] = reason_of(e)
+            known = [why for pattern, why in KNOWN.items() if re.match(pattern, case.name)]
+            results[case.name] = known[0] if known else reason_of(e)
         finally:
             signal.alarm(0)
     failed = {name: why for name, why in results.items() if why}
@@ -86,7 +104,10 @@ def main() -> None:
     OUT.write_text("\n".join(lines) + "\n")
     passed = len(results) - len(failed)
     print(f"{passed} / {len(results)} node tests pass ({time.time() - start:.0f} s)")
-    kinds = collections.Counter(why.split(":")[0] for why in failed.values())
+    kinds = collections.Counter(
+        why.split(":")[0] if why.startswith(("unsupported op", "error")) else why
+        for why in failed.values()
+    )
     for kind, count in kinds.most_common():
         print(f"  {count:5d}  {kind}")
     sys.exit(0)

@@ -497,15 +497,17 @@ def max_unpool(
     n = x.rank() - 2
     strides = list(strides or [1] * n)
     p = list(pads or [0] * (2 * n))
-    if output_shape is not None:
-        dims = as_ints(output_shape)
-    else:
-        dims = x.dims()[:2] + [
-            (size - 1) * s + k - p[d] - p[d + n]
-            for d, (size, s, k) in enumerate(zip(x.dims()[2:], strides, kernel_shape, strict=True))
-        ]
+    default = x.dims()[:2] + [
+        (size - 1) * s + k - p[d] - p[d + n]
+        for d, (size, s, k) in enumerate(zip(x.dims()[2:], strides, kernel_shape, strict=True))
+    ]
+    dims = as_ints(output_shape) if output_shape is not None else default
     total = int(np.prod(dims))
     flat = full([total], 0, x.device(), x.dtype)
     idx = indices.reshape([indices.num_elements()])
+    if dims != default:  # indices count positions of the pooled input: place them in `dims`
+        where = np.unravel_index(np.asarray(idx.to_data().array), default)
+        moved = np.ravel_multi_index(where, dims)
+        idx = Tensor.from_data(moved, device=x.device(), dtype=fit("i64", x.device()))
     out = flat.select_assign(0, idx, x.reshape([x.num_elements()]))
     return out.reshape(dims)
