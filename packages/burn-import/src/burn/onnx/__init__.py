@@ -5,8 +5,9 @@ from burn.onnx import ModelGen
 ModelGen().input("model.onnx").out_dir("model/").run()
 ```
 
-`burn.onnx.backend` runs ONNX models through generated code (an `onnx.backend` backend), and
-`burn.onnx.export` writes a module back to ONNX.
+`burn.onnx.backend` runs ONNX models through generated code (an `onnx.backend` backend).
+`burn.onnx.export` is resolved on first use from `burn.onnx.exporter`, ONNX export's own
+module, so importing `burn.onnx` does not load the exporter.
 """
 
 from burn.onnx.errors import OnnxImportError, UnsupportedOpsError
