@@ -1,0 +1,65 @@
+"""What the emitters share: argument rendering and the generic helper call."""
+
+from __future__ import annotations
+
+import numpy as np
+from burn.onnx.codegen import Context, burn_dtype, literal
+from burn.onnx.graph import Node
+
+
+def value(ctx: Context, node: Node, i: int) -> str:
+    """Input `i` as a Python value when constant (a list or number), else a tensor expression;
+    `None` for an absent optional input."""
+    if not ctx.has(node, i):
+        return "None"
+    array = ctx.const(node.inputs[i])
+    if array is not None and array.size <= 64:
+        if array.dtype.kind in "iub" or array.dtype.kind == "f":
+            return literal(array) if array.ndim else literal(array.reshape(-1)[0:1])[1:-1]
+    return ctx.x(node.inputs[i])
+
+
+def tensor(ctx: Context, node: Node, i: int) -> str:
+    return ctx.x(node.inputs[i]) if ctx.has(node, i) else "None"
+
+
+def attr_args(node: Node, names=None, rename: dict | None = None) -> str:
+    """Keyword arguments for the node's attributes (all, or those in `names`)."""
+    parts = []
+    for key, val in node.attrs.items():
+        if names is not None and key not in names:
+            continue
+        if isinstance(val, np.ndarray):
+            val = val.tolist()
+        elif hasattr(val, "SerializeToString"):
+            continue
+        parts.append(f"{(rename or {}).get(key, key)}={val!r}")
+    return ", ".join(parts)
+
+
+def call(
+    ctx: Context,
+    node: Node,
+    fn: str,
+    args: list[str],
+    attrs: str = "",
+    outputs: int = 1,
+    rank: int | None = None,
+) -> None:
+    """`out = rt.fn(args..., attrs...)` (or several outputs unpacked)."""
+    text = ", ".join([a for a in args] + ([attrs] if attrs else []))
+    expr = f"{fn}({text})"
+    if outputs == 1:
+        ctx.assign(node, expr, rank)
+    else:
+        ctx.assign_many(node, expr)
+
+
+def out_rank(ctx: Context, node: Node, i: int = 0) -> int | None:
+    return ctx.graph.info(node.outputs[i]).rank
+
+
+def onnx_dtype_name(elem_type: int) -> str | None:
+    from burn.onnx.graph import elem_dtype
+
+    return burn_dtype(elem_dtype(elem_type))

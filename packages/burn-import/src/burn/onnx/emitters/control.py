@@ -1,0 +1,186 @@
+"""Control flow: `Loop` and `Scan` become Python loops whose body is the subgraph's code, with
+the body's inputs bound to the loop's variables (outer values stay visible, as in ONNX)."""
+
+from __future__ import annotations
+
+from burn.onnx.codegen import EMITTERS, Context, emitter
+from burn.onnx.graph import Node, graph_from_proto
+from burn.onnx.passes import fold_constants
+
+
+def emit_body(ctx: Context, proto, bindings: dict[str, str]) -> list[str]:
+    """Emit a subgraph at the current indent with its inputs bound to `bindings` (name ->
+    Python expression); returns expressions for its outputs. Names bound inside stay inside."""
+    sub = graph_from_proto(proto, ctx.graph.source, ctx.graph.opset, ctx.graph.values)
+    fold_constants(sub)
+    saved_consts = ctx.graph.constants
+    ctx.graph.constants = {**saved_consts, **sub.constants}
+    for info in proto.input:
+        ctx.bind(info.name, bindings[info.name], None)
+    for inner in sub.nodes:
+        EMITTERS[inner.qualified_op](inner, ctx)
+    results = [ctx.x(out.name) for out in sub.outputs]
+    ctx.graph.constants = saved_consts
+    return results
+
+
+def _scoped(ctx: Context):
+    return dict(ctx.names), dict(ctx.ranks)
+
+
+@emitter("Loop")
+def loop(node: Node, ctx: Context) -> None:
+    body = node.attr("body")
+    n_carried = len(node.inputs) - 2
+    carried = [ctx.fresh("loop_state") for _ in range(n_carried)]
+    scans = [ctx.fresh("loop_scan") for _ in range(len(node.outputs) - n_carried)]
+    step, running = ctx.fresh("loop_step"), ctx.fresh("loop_running")
+    limit = ctx.x(node.inputs[0]) if node.inputs[0] else None
+    ctx.line(f"{step} = 0", f"Loop {node.name}")
+    ctx.line(
+        f"{running} = True"
+        if not node.inputs[1]
+        else f"{running} = bool({ctx.x(node.inputs[1])}.any())"
+    )
+    for var, name in zip(carried, node.inputs[2:], strict=True):
+        ctx.line(f"{var} = {ctx.x(name)}")
+    for var in scans:
+        ctx.line(f"{var} = []")
+    bound = f"{step} < int(rt.as_scalar({limit}))" if limit else "True"
+    ctx.line(f"while {running} and {bound}:")
+    saved = _scoped(ctx)
+    ctx.indent += "    "
+    ctx.uses_device = True
+    names = [i.name for i in body.input]
+    counter = ctx.fresh("loop_index")
+    ctx.line(f"{counter} = rt.const([{step}], 'i64', device)")
+    bindings = {names[0]: counter, names[1]: f"rt.const([{running}], 'bool', device)"}
+    bindings.update(dict(zip(names[2:], carried, strict=True)))
+    results = emit_body(ctx, body, bindings)
+    ctx.line(f"{running} = bool({results[0]}.any())")
+    if carried:
+        ctx.line(f"{', '.join(carried)} = {', '.join(results[1 : 1 + n_carried])}")
+    for var, res in zip(scans, results[1 + n_carried :], strict=True):
+        ctx.line(f"{var}.append({res})")
+    ctx.line(f"{step} += 1")
+    ctx.indent = ctx.indent[:-4]
+    ctx.names, ctx.ranks = saved
+    for i, var in enumerate(carried):
+        ctx.bind(node.outputs[i], var, ctx.graph.info(node.outputs[i]).rank)
+    for j, var in enumerate(scans):
+        out = node.outputs[n_carried + j]
+        stacked = ctx.fresh("loop_out")
+        scalar = ctx.graph.info(out).rank == 1
+        ctx.line(f"{stacked} = rt.stack_scan({var}, scalars={scalar})")
+        ctx.bind(out, stacked, ctx.graph.info(out).rank)
+
+
+@emitter("Scan")
+def scan(node: Node, ctx: Context) -> None:
+    body = node.attr("body")
+    n_scan = int(node.attr("num_scan_inputs"))
+    n_state = len(node.inputs) - n_scan
+    in_axes = list(node.attr("scan_input_axes", [0] * n_scan))
+    in_dirs = list(node.attr("scan_input_directions", [0] * n_scan))
+    n_out = len(node.outputs) - n_state
+    out_axes = list(node.attr("scan_output_axes", [0] * n_out))
+    out_dirs = list(node.attr("scan_output_directions", [0] * n_out))
+    states = [ctx.fresh("scan_state") for _ in range(n_state)]
+    collected = [ctx.fresh("scan_items") for _ in range(n_out)]
+    for var, name in zip(states, node.inputs[:n_state], strict=True):
+        ctx.line(f"{var} = {ctx.x(name)}", f"Scan {node.name}")
+    for var in collected:
+        ctx.line(f"{var} = []")
+    sequences = [ctx.x(n) for n in node.inputs[n_state:]]
+    ranks = [ctx.rank(n) for n in node.inputs[n_state:]]
+    axes = [a % r if r else a for a, r in zip(in_axes, ranks, strict=True)]
+    length = ctx.fresh("scan_length")
+    ctx.line(f"{length} = {sequences[0]}.dims()[{axes[0]}]")
+    step = ctx.fresh("scan_step")
+    ctx.line(f"for {step} in range({length}):")
+    saved = _scoped(ctx)
+    ctx.indent += "    "
+    names = [i.name for i in body.input]
+    bindings = dict(zip(names[:n_state], states, strict=True))
+    for k, (seq, axis, direction) in enumerate(zip(sequences, axes, in_dirs, strict=True)):
+        index = f"{length} - 1 - {step}" if direction else step
+        item = ctx.fresh("scan_slice")
+        ctx.line(f"{item} = rt.take({seq}, {axis}, {index})")
+        bindings[names[n_state + k]] = item
+    results = emit_body(ctx, body, bindings)
+    if states:
+        ctx.line(f"{', '.join(states)} = {', '.join(results[:n_state])}")
+    for var, res in zip(collected, results[n_state:], strict=True):
+        ctx.line(f"{var}.append({res})")
+    ctx.indent = ctx.indent[:-4]
+    ctx.names, ctx.ranks = saved
+    for i, var in enumerate(states):
+        ctx.bind(node.outputs[i], var, ctx.graph.info(node.outputs[i]).rank)
+    for j, var in enumerate(collected):
+        out = node.outputs[n_state + j]
+        stacked = ctx.fresh("scan_out")
+        scalar = ctx.graph.info(out).rank == 1
+        reverse = bool(out_dirs[j])
+        ctx.line(f"{stacked} = rt.stack_scan({var}, {out_axes[j]}, {reverse}, scalars={scalar})")
+        ctx.bind(out, stacked, ctx.graph.info(out).rank)
+
+
+@emitter("SequenceMap")
+def sequence_map(node: Node, ctx: Context) -> None:
+    body = node.attr("body")
+    inputs = [ctx.x(n) for n in node.inputs]
+    collected = [ctx.fresh("map_items") for _ in node.outputs]
+    for var in collected:
+        ctx.line(f"{var} = []", f"SequenceMap {node.name}")
+    step = ctx.fresh("map_step")
+    ctx.line(f"for {step} in range(len({inputs[0]})):")
+    saved = _scoped(ctx)
+    ctx.indent += "    "
+    names = [i.name for i in body.input]
+    bindings = {}
+    for name, source in zip(names, inputs, strict=True):
+        var = ctx.fresh("map_input")
+        ctx.line(f"{var} = rt.item({source}, {step})")
+        bindings[name] = var
+    results = emit_body(ctx, body, bindings)
+    for var, res in zip(collected, results, strict=True):
+        ctx.line(f"{var}.append({res})")
+    ctx.indent = ctx.indent[:-4]
+    ctx.names, ctx.ranks = saved
+    for out, var in zip(node.outputs, collected, strict=True):
+        ctx.bind(out, var, None)
+
+
+_TRAINING = {"Momentum": "rt.momentum_step", "Adagrad": "rt.adagrad_step", "Adam": "rt.adam_step"}
+
+
+@emitter(*(f"ai.onnx.preview.training:{op}" for op in _TRAINING))
+def training_step(node: Node, ctx: Context) -> None:
+    from burn.onnx.emitters.common import attr_args
+
+    args = [ctx.x(n) for n in node.inputs] + ([attr_args(node)] if node.attrs else [])
+    ctx.assign_many(node, f"{_TRAINING[node.op_type]}({', '.join(args)})")
+
+
+@emitter("ai.onnx.preview:FlexAttention")
+def flex_attention(node: Node, ctx: Context) -> None:
+    """Scores, the score_mod graph inline, softmax, the prob_mod graph inline, values."""
+    q, k, v = (ctx.x(n) for n in node.inputs[:3])
+    scores, values = ctx.fresh("flex_scores"), ctx.fresh("flex_values")
+    scale = node.attr("scale")
+    ctx.line(
+        f"{scores}, {values} = rt.flex_scores({q}, {k}, {v}, {scale!r})",
+        f"FlexAttention {node.name}",
+    )
+    for key in ("score_mod", "prob_mod"):
+        if key == "prob_mod":
+            probs = ctx.fresh("flex_probs")
+            ctx.line(f"{probs} = rt.softmax_last({scores})")
+            scores = probs
+        mod = node.attr(key)
+        if mod is not None:
+            saved = _scoped(ctx)
+            (result,) = emit_body(ctx, mod, {mod.input[0].name: scores})
+            ctx.names, ctx.ranks = saved
+            scores = result
+    ctx.assign(node, f"rt.matmul({scores}, {values})")

@@ -1,0 +1,251 @@
+"""Element-wise ops: arithmetic, comparisons, logic, activations, casts."""
+
+from __future__ import annotations
+
+from burn.onnx.codegen import Context, emitter
+from burn.onnx.emitters.common import attr_args, call, onnx_dtype_name, value
+from burn.onnx.errors import OnnxImportError
+from burn.onnx.graph import Node
+
+_BINARY = {
+    "Add": ("+", "rt.add"),
+    "Sub": ("-", "rt.sub"),
+    "Mul": ("*", "rt.mul"),
+    "Div": ("/", "rt.div"),
+}
+
+
+def _eff(rank):
+    return None if rank is None else max(rank, 1)
+
+
+@emitter("Add", "Sub", "Mul", "Div")
+def binary(node: Node, ctx: Context) -> None:
+    symbol, helper = _BINARY[node.op_type]
+    a, b = node.inputs[0], node.inputs[1]
+    ra, rb = _eff(ctx.rank(a)), _eff(ctx.rank(b))
+    const = ctx.const(b)
+    is_bool = ctx.dtype(a) is not None and ctx.dtype(a).kind == "b"
+    if (
+        const is not None
+        and const.size == 1
+        and ra is not None
+        and rb is not None
+        and rb <= ra
+        and not is_bool
+    ):
+        number = const.reshape(-1)[0]
+        number = float(number) if const.dtype.kind == "f" else int(number)
+        ctx.assign(node, f"{ctx.x(a)} {symbol} {number!r}")
+        return
+    if ra is not None and ra == rb and not is_bool:
+        ctx.assign(node, f"{ctx.x(a)} {symbol} {ctx.x(b)}")
+        return
+    ctx.assign(node, f"{helper}({ctx.x(a)}, {ctx.x(b)})")
+
+
+@emitter("Pow")
+def pow_(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.pow_", [ctx.x(node.inputs[0]), ctx.x(node.inputs[1])])
+
+
+@emitter("Mod")
+def mod(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.mod", [ctx.x(node.inputs[0]), ctx.x(node.inputs[1])], attr_args(node))
+
+
+@emitter("Max", "Min", "Sum", "Mean")
+def variadic(node: Node, ctx: Context) -> None:
+    args = [repr(node.op_type.lower())] + [ctx.x(n) for n in node.inputs if n]
+    call(ctx, node, "rt.variadic", args)
+
+
+_COMPARE = {
+    "Equal": "equal",
+    "Greater": "greater",
+    "Less": "lower",
+    "GreaterOrEqual": "greater_equal",
+    "LessOrEqual": "lower_equal",
+}
+
+
+@emitter(*_COMPARE)
+def compare(node: Node, ctx: Context) -> None:
+    args = [repr(_COMPARE[node.op_type]), ctx.x(node.inputs[0]), ctx.x(node.inputs[1])]
+    call(ctx, node, "rt.compare", args)
+
+
+@emitter("And", "Or", "Xor")
+def logical(node: Node, ctx: Context) -> None:
+    args = [repr(node.op_type.lower()), ctx.x(node.inputs[0]), ctx.x(node.inputs[1])]
+    call(ctx, node, "rt.logical", args)
+
+
+@emitter("Not")
+def not_(node: Node, ctx: Context) -> None:
+    ctx.assign(node, f"{ctx.x(node.inputs[0])}.bool_not()")
+
+
+@emitter("BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot")
+def bitwise(node: Node, ctx: Context) -> None:
+    args = [repr(node.op_type[7:].lower())] + [ctx.x(n) for n in node.inputs]
+    call(ctx, node, "rt.bitwise", args)
+
+
+@emitter("BitShift")
+def bitshift(node: Node, ctx: Context) -> None:
+    args = [ctx.x(node.inputs[0]), ctx.x(node.inputs[1])]
+    call(ctx, node, "rt.bitshift", args, attr_args(node))
+
+
+# Unary ops that are one Tensor method.
+_METHODS = {
+    "Abs": "abs",
+    "Neg": "neg",
+    "Exp": "exp",
+    "Log": "log",
+    "Sqrt": "sqrt",
+    "Sin": "sin",
+    "Cos": "cos",
+    "Tan": "tan",
+    "Tanh": "tanh",
+    "Erf": "erf",
+    "Floor": "floor",
+    "Ceil": "ceil",
+    "Reciprocal": "recip",
+    "Sign": "sign",
+    "IsNaN": "is_nan",
+}
+# Unary ops that are one function of `burn.tensor.activation`.
+_ACTIVATIONS = {"Relu": "relu", "Sigmoid": "sigmoid", "Softplus": "softplus", "Mish": "mish"}
+# Unary ops composed in the runtime helpers (with the node's attributes).
+_HELPERS = {
+    "Elu": "rt.elu",
+    "Selu": "rt.selu",
+    "Celu": "rt.celu",
+    "Gelu": "rt.gelu",
+    "HardSwish": "rt.hard_swish",
+    "Shrink": "rt.shrink",
+    "Softsign": "rt.softsign",
+    "ThresholdedRelu": "rt.thresholded_relu",
+    "Sinh": "rt.sinh",
+    "Cosh": "rt.cosh",
+    "Asin": "rt.asin",
+    "Acos": "rt.acos",
+    "Atan": "rt.atan",
+    "Asinh": "rt.asinh",
+    "Acosh": "rt.acosh",
+    "Atanh": "rt.atanh",
+    "Round": "rt.round_even",
+    "IsInf": "rt.is_inf",
+}
+
+
+@emitter(*_METHODS)
+def method(node: Node, ctx: Context) -> None:
+    ctx.assign(node, f"{ctx.x(node.inputs[0])}.{_METHODS[node.op_type]}()")
+
+
+@emitter(*_ACTIVATIONS)
+def activation(node: Node, ctx: Context) -> None:
+    ctx.need("burn.tensor", "activation")
+    ctx.assign(node, f"activation.{_ACTIVATIONS[node.op_type]}({ctx.x(node.inputs[0])})")
+
+
+@emitter(*_HELPERS)
+def helper(node: Node, ctx: Context) -> None:
+    call(ctx, node, _HELPERS[node.op_type], [ctx.x(node.inputs[0])], attr_args(node))
+
+
+@emitter("LeakyRelu")
+def leaky_relu(node: Node, ctx: Context) -> None:
+    ctx.need("burn.tensor", "activation")
+    alpha = float(node.attr("alpha", 0.01))
+    ctx.assign(node, f"activation.leaky_relu({ctx.x(node.inputs[0])}, {alpha!r})")
+
+
+@emitter("HardSigmoid")
+def hard_sigmoid(node: Node, ctx: Context) -> None:
+    ctx.need("burn.tensor", "activation")
+    alpha, beta = float(node.attr("alpha", 0.2)), float(node.attr("beta", 0.5))
+    ctx.assign(node, f"activation.hard_sigmoid({ctx.x(node.inputs[0])}, {alpha!r}, {beta!r})")
+
+
+@emitter("Swish")
+def swish(node: Node, ctx: Context) -> None:
+    ctx.need("burn.tensor", "activation")
+    x = ctx.x(node.inputs[0])
+    alpha = float(node.attr("alpha", 1.0))
+    ctx.assign(node, f"{x} * activation.sigmoid({x} * {alpha!r})")
+
+
+@emitter("PRelu")
+def prelu(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.prelu", [ctx.x(node.inputs[0]), ctx.x(node.inputs[1])])
+
+
+@emitter("Clip")
+def clip(node: Node, ctx: Context) -> None:
+    args = [ctx.x(node.inputs[0])]
+    if "min" in node.attrs or "max" in node.attrs:  # opset < 11
+        args += [repr(node.attr("min")), repr(node.attr("max"))]
+    else:
+        args += [value(ctx, node, 1), value(ctx, node, 2)]
+    call(ctx, node, "rt.clip", args)
+
+
+def _cast_to(elem_type: int, node: Node, ctx: Context) -> str:
+    name = onnx_dtype_name(elem_type)
+    if name is None:
+        raise OnnxImportError(
+            f"{ctx.graph.source}: node {node.name!r} ({node.op_type}) casts to an element type "
+            "burn does not compute in"
+        )
+    return name
+
+
+@emitter("Cast")
+def cast(node: Node, ctx: Context) -> None:
+    to = _cast_to(int(node.attr("to")), node, ctx)
+    call(ctx, node, "rt.cast", [ctx.x(node.inputs[0]), repr(to)])
+
+
+@emitter("CastLike")
+def cast_like(node: Node, ctx: Context) -> None:
+    elem = ctx.graph.info(node.inputs[1]).elem_type
+    if not elem and ctx.const(node.inputs[1]) is not None:
+        import onnx
+
+        elem = onnx.helper.np_dtype_to_tensor_dtype(ctx.const(node.inputs[1]).dtype)
+    if not elem:  # a type only known when the model runs
+        like = ctx.x(node.inputs[1])
+        call(ctx, node, "rt.cast", [ctx.x(node.inputs[0]), f"{like}.dtype.value"])
+        return
+    to = _cast_to(int(elem), node, ctx)
+    call(ctx, node, "rt.cast", [ctx.x(node.inputs[0]), repr(to)])
+
+
+@emitter("Where")
+def where(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.where", [ctx.x(n) for n in node.inputs])
+
+
+@emitter("Identity")
+def identity(node: Node, ctx: Context) -> None:
+    ctx.alias(node, node.inputs[0])
+
+
+@emitter("Dropout")
+def dropout(node: Node, ctx: Context) -> None:
+    """A `Dropout` layer: active when the model trains on an autodiff backend, else identity."""
+    ratio = ctx.const(node.inputs[1]) if ctx.has(node, 1) else None
+    prob = float(ratio.reshape(-1)[0]) if ratio is not None else float(node.attr("ratio", 0.5))
+    if ctx.has(node, 2):  # an explicit training_mode input: keep ONNX's inference semantics
+        ctx.alias(node, node.inputs[0])
+    else:
+        field = ctx.layer("dropout", "Dropout", f"DropoutConfig({prob!r}).init()", {})
+        ctx.need("burn.nn", "DropoutConfig")
+        ctx.assign(node, f"self.{field}({ctx.x(node.inputs[0])})")
+    if len(node.outputs) > 1 and node.outputs[1]:
+        x = ctx.x(node.inputs[0])
+        ctx.assign(node, f'rt.full({x}.dims(), True, {x}.device(), "bool")', i=1)

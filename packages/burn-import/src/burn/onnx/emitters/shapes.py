@@ -1,0 +1,271 @@
+"""Shape and indexing ops: Reshape, Transpose, Concat, Slice, Gather, Shape... and reductions."""
+
+from __future__ import annotations
+
+from burn.onnx.codegen import Context, burn_dtype, emitter
+from burn.onnx.emitters.common import attr_args, call, onnx_dtype_name, value
+from burn.onnx.graph import Node
+
+
+def _x(ctx: Context, node: Node, i: int = 0) -> str:
+    return ctx.x(node.inputs[i])
+
+
+@emitter("Reshape")
+def reshape(node: Node, ctx: Context) -> None:
+    shape = ctx.const(node.inputs[1])
+    allowzero = int(node.attr("allowzero", 0))
+    if shape is not None and not allowzero and 0 not in shape.tolist() and shape.size > 0:
+        ctx.assign(node, f"{_x(ctx, node)}.reshape({shape.tolist()})")
+        return
+    args = [_x(ctx, node), value(ctx, node, 1)]
+    call(ctx, node, "rt.reshape", args, f"allowzero={allowzero}" if allowzero else "")
+
+
+@emitter("Flatten")
+def flatten(node: Node, ctx: Context) -> None:
+    rank = ctx.rank(node.inputs[0])
+    axis = int(node.attr("axis", 1))
+    if rank is not None and axis < 0:
+        axis += rank
+    if rank is not None and rank >= 2 and axis == 1:
+        ctx.assign(node, f"{_x(ctx, node)}.flatten(1, {rank - 1})", 2)
+        return
+    call(ctx, node, "rt.flatten", [_x(ctx, node)], f"axis={axis}, rank={rank}", rank=2)
+
+
+@emitter("Transpose")
+def transpose(node: Node, ctx: Context) -> None:
+    perm = node.attr("perm")
+    rank = ctx.rank(node.inputs[0])
+    if perm is None and rank is not None:
+        perm = list(range(rank))[::-1]
+    if rank == 0:
+        ctx.alias(node, node.inputs[0])
+    elif perm is not None:
+        ctx.assign(node, f"{_x(ctx, node)}.permute({list(perm)})")
+    else:
+        call(ctx, node, "rt.transpose", [_x(ctx, node)])
+
+
+@emitter("Squeeze")
+def squeeze(node: Node, ctx: Context) -> None:
+    axes = node.attr("axes")
+    axes = repr(list(axes)) if axes is not None else value(ctx, node, 1)
+    rank = ctx.rank(node.inputs[0])
+    call(ctx, node, "rt.squeeze", [_x(ctx, node), axes], f"rank={rank}")
+
+
+@emitter("Unsqueeze")
+def unsqueeze(node: Node, ctx: Context) -> None:
+    axes = node.attr("axes")
+    axes = repr(list(axes)) if axes is not None else value(ctx, node, 1)
+    rank = ctx.rank(node.inputs[0])
+    call(ctx, node, "rt.unsqueeze", [_x(ctx, node), axes], f"rank={rank}")
+
+
+@emitter("Concat")
+def concat(node: Node, ctx: Context) -> None:
+    parts = ", ".join(ctx.x(n) for n in node.inputs if n)
+    call(ctx, node, "rt.concat", [f"[{parts}]", str(int(node.attr("axis", 0)))])
+
+
+@emitter("Split")
+def split(node: Node, ctx: Context) -> None:
+    sizes = node.attr("split")
+    sizes = repr(list(sizes)) if sizes is not None else value(ctx, node, 1)
+    extra = f"axis={int(node.attr('axis', 0))}, outputs={len(node.outputs)}"
+    if node.attr("num_outputs") is not None:
+        extra += f", num_outputs={int(node.attr('num_outputs'))}"
+    call(ctx, node, "rt.split", [_x(ctx, node), sizes], extra, outputs=len(node.outputs))
+    if len(node.outputs) == 1:
+        var = ctx.names[node.outputs[0]]
+        ctx.line(f"{var} = {var}[0]")
+
+
+@emitter("Slice")
+def slice_(node: Node, ctx: Context) -> None:
+    if "starts" in node.attrs:  # opset < 10
+        args = [_x(ctx, node), repr(list(node.attr("starts"))), repr(list(node.attr("ends")))]
+        args.append(repr(list(node.attr("axes"))) if node.attr("axes") is not None else "None")
+    else:
+        args = [_x(ctx, node)] + [value(ctx, node, i) for i in range(1, 5)]
+    call(ctx, node, "rt.slice_", args)
+
+
+@emitter("Gather")
+def gather(node: Node, ctx: Context) -> None:
+    rank = ctx.rank(node.inputs[1])
+    args = [_x(ctx, node), _x(ctx, node, 1)]
+    call(ctx, node, "rt.gather", args, f"axis={int(node.attr('axis', 0))}, index_rank={rank}")
+
+
+@emitter("GatherElements")
+def gather_elements(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.gather_elements", [_x(ctx, node), _x(ctx, node, 1)], attr_args(node))
+
+
+@emitter("GatherND")
+def gather_nd(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.gather_nd", [_x(ctx, node), _x(ctx, node, 1)], attr_args(node))
+
+
+@emitter("ScatterElements", "Scatter")
+def scatter_elements(node: Node, ctx: Context) -> None:
+    args = [_x(ctx, node), _x(ctx, node, 1), _x(ctx, node, 2)]
+    call(ctx, node, "rt.scatter_elements", args, attr_args(node))
+
+
+@emitter("ScatterND")
+def scatter_nd(node: Node, ctx: Context) -> None:
+    args = [_x(ctx, node), _x(ctx, node, 1), _x(ctx, node, 2)]
+    call(ctx, node, "rt.scatter_nd", args, attr_args(node))
+
+
+@emitter("Shape")
+def shape(node: Node, ctx: Context) -> None:
+    rank = ctx.rank(node.inputs[0])
+    extra = attr_args(node, ["start", "end"])
+    extra = (extra + ", " if extra else "") + f"rank={rank}"
+    call(ctx, node, "rt.shape_of", [_x(ctx, node)], extra, rank=1)
+
+
+@emitter("Size")
+def size(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.size_of", [_x(ctx, node)], rank=0)
+
+
+@emitter("Expand")
+def expand(node: Node, ctx: Context) -> None:
+    rank = ctx.rank(node.inputs[0])
+    call(ctx, node, "rt.expand", [_x(ctx, node), value(ctx, node, 1)], f"rank={rank}")
+
+
+@emitter("Tile")
+def tile(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.tile", [_x(ctx, node), value(ctx, node, 1)])
+
+
+@emitter("Pad")
+def pad(node: Node, ctx: Context) -> None:
+    mode = node.attr("mode", "constant")
+    if "pads" in node.attrs:  # opset < 11
+        args = [_x(ctx, node), repr(list(node.attr("pads"))), repr(node.attr("value", 0.0))]
+    else:
+        args = [_x(ctx, node), value(ctx, node, 1), value(ctx, node, 2), value(ctx, node, 3)]
+    call(ctx, node, "rt.pad", args, f"mode={mode!r}")
+
+
+@emitter("ConstantOfShape")
+def constant_of_shape(node: Node, ctx: Context) -> None:
+    v = node.attr("value")
+    fill = "None"
+    if v is not None:
+        ctx.need("numpy", "array")
+        fill = f"array({v.reshape(-1).tolist()!r}, {v.dtype.name!r})"
+    call(ctx, node, "rt.constant_of_shape", [_x(ctx, node), fill])
+
+
+@emitter("Range")
+def range_(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.range_", [_x(ctx, node, i) for i in range(3)])
+
+
+@emitter("Trilu")
+def trilu(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.trilu", [_x(ctx, node), value(ctx, node, 1)], attr_args(node))
+
+
+@emitter("EyeLike")
+def eye_like(node: Node, ctx: Context) -> None:
+    dtype = node.attr("dtype")
+    name = (
+        onnx_dtype_name(int(dtype)) if dtype is not None else burn_dtype(ctx.dtype(node.inputs[0]))
+    )
+    call(ctx, node, "rt.eye_like", [_x(ctx, node), repr(name)], f"k={int(node.attr('k', 0))}")
+
+
+@emitter("DepthToSpace")
+def depth_to_space(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.depth_to_space", [_x(ctx, node)], attr_args(node))
+
+
+@emitter("SpaceToDepth")
+def space_to_depth(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.space_to_depth", [_x(ctx, node)], attr_args(node))
+
+
+@emitter("OneHot")
+def one_hot(node: Node, ctx: Context) -> None:
+    args = [_x(ctx, node), value(ctx, node, 1), _x(ctx, node, 2)]
+    call(ctx, node, "rt.one_hot", args, attr_args(node))
+
+
+@emitter("NonZero")
+def nonzero(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.nonzero", [_x(ctx, node)])
+
+
+@emitter("Compress")
+def compress(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.compress", [_x(ctx, node), _x(ctx, node, 1)], attr_args(node))
+
+
+@emitter("TopK")
+def topk(node: Node, ctx: Context) -> None:
+    k = value(ctx, node, 1) if ctx.has(node, 1) else repr(node.attr("k"))
+    attrs = attr_args(node, ["axis", "largest", "sorted"])
+    call(ctx, node, "rt.topk", [_x(ctx, node), k], attrs, outputs=2)
+
+
+_REDUCE = {
+    "ReduceSum": "sum",
+    "ReduceMean": "mean",
+    "ReduceMax": "max",
+    "ReduceMin": "min",
+    "ReduceProd": "prod",
+    "ReduceL1": "l1",
+    "ReduceL2": "l2",
+    "ReduceLogSum": "log_sum",
+    "ReduceLogSumExp": "log_sum_exp",
+    "ReduceSumSquare": "sum_square",
+}
+
+
+@emitter(*_REDUCE)
+def reduce(node: Node, ctx: Context) -> None:
+    axes = node.attr("axes")
+    axes = repr(list(axes)) if axes is not None else value(ctx, node, 1)
+    rank = ctx.rank(node.inputs[0])
+    attrs = attr_args(node, ["keepdims", "noop_with_empty_axes"])
+    attrs = (attrs + ", " if attrs else "") + f"rank={rank}"
+    call(ctx, node, "rt.reduce", [repr(_REDUCE[node.op_type]), _x(ctx, node), axes], attrs)
+
+
+@emitter("ArgMax", "ArgMin")
+def arg_reduce(node: Node, ctx: Context) -> None:
+    op = "max" if node.op_type == "ArgMax" else "min"
+    call(ctx, node, "rt.arg_reduce", [repr(op), _x(ctx, node)], attr_args(node))
+
+
+@emitter("Softmax", "LogSoftmax", "Hardmax")
+def softmax(node: Node, ctx: Context) -> None:
+    axis = int(node.attr("axis", -1))
+    rank = ctx.rank(node.inputs[0])
+    if node.op_type in ("Softmax", "LogSoftmax") and rank is not None:
+        ctx.need("burn.tensor", "activation")
+        fn = "softmax" if node.op_type == "Softmax" else "log_softmax"
+        ctx.assign(node, f"activation.{fn}({_x(ctx, node)}, {axis % max(rank, 1)})")
+        return
+    fn = {"Softmax": "rt.softmax", "LogSoftmax": "rt.log_softmax", "Hardmax": "rt.hardmax"}
+    call(ctx, node, fn[node.op_type], [_x(ctx, node)], f"axis={axis}")
+
+
+@emitter("CumSum")
+def cumsum(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.cumsum", [_x(ctx, node), value(ctx, node, 1)], attr_args(node))
+
+
+@emitter("LpNormalization")
+def lp_normalization(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.lp_normalization", [_x(ctx, node)], attr_args(node))

@@ -1,0 +1,120 @@
+"""Linear quantization: QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear for the
+integer types burn holds (per tensor, per axis, or in blocks along an axis)."""
+
+from __future__ import annotations
+
+import numpy as np
+from burn.onnx.runtime.math import round_even
+from burn.onnx.runtime.shape import fit
+from burn.tensor import Tensor
+
+__all__ = [
+    "dequantize_linear",
+    "dynamic_quantize_linear",
+    "qlinear_conv",
+    "qlinear_matmul",
+    "quantize_linear",
+]
+
+_RANGES = {
+    "u8": (0, 255),
+    "i8": (-128, 127),
+    "i16": (-32768, 32767),
+    "i32": (-(2**31), 2**31 - 1),
+    "i64": (0, 65535),  # unsigned 16-bit values are held as i64
+}
+
+
+def _broadcast(param: Tensor, x: Tensor, axis: int, block_size: int) -> Tensor:
+    """A scale or zero point shaped to multiply `x`: scalar, per axis, or per block."""
+    if param.num_elements() == 1 and param.rank() <= 1:
+        return param.reshape([1] * x.rank())
+    axis %= x.rank()
+    if block_size:
+        index = Tensor.from_data(
+            np.arange(x.dims()[axis]) // block_size, device=x.device(), dtype=fit("i64", x.device())
+        )
+        return param.select(axis, index)
+    shape = [1] * x.rank()
+    shape[axis] = param.num_elements()
+    return param.reshape(shape)
+
+
+def quantize_linear(
+    x: Tensor,
+    y_scale: Tensor,
+    y_zero_point: Tensor | None = None,
+    axis: int = 1,
+    block_size: int = 0,
+    output_dtype: str = "u8",
+    saturate: int = 1,
+    precision: int = 0,
+) -> Tensor:
+    dtype = y_zero_point.dtype.value if y_zero_point is not None else output_dtype
+    lo, hi = _RANGES.get(dtype, (0, 255))
+    scale = _broadcast(y_scale, x, axis, block_size)
+    work = x.float("f64") if x.dtype.value != "f64" else x
+    q = round_even(work / scale.float("f64"))
+    if y_zero_point is not None:
+        q = q + _broadcast(y_zero_point, x, axis, block_size).float("f64")
+    return q.clamp(lo, hi).int(dtype)
+
+
+def dequantize_linear(
+    x: Tensor,
+    x_scale: Tensor,
+    x_zero_point: Tensor | None = None,
+    axis: int = 1,
+    block_size: int = 0,
+    output_dtype: str | None = None,
+) -> Tensor:
+    scale = _broadcast(x_scale, x, axis, block_size)
+    values = x.float("f64")
+    if x_zero_point is not None:
+        values = values - _broadcast(x_zero_point, x, axis, block_size).float("f64")
+    out = values * scale.float("f64")
+    return out.cast(output_dtype or scale.dtype.value)
+
+
+def dynamic_quantize_linear(x: Tensor):
+    low = min(0.0, float(x.min()))
+    high = max(0.0, float(x.max()))
+    scale = (high - low) / 255.0
+    scale_f32 = float(np.float32(scale))
+    zero = float(np.clip(np.round(-low / scale_f32), 0, 255)) if scale_f32 else 0.0
+    q = round_even(x.float("f64") / scale_f32) + zero if scale_f32 else x.zeros_like()
+    y = q.clamp(0, 255).int("u8")
+    device = x.device()
+    return (
+        y,
+        Tensor.from_data([scale_f32], device=device, dtype="f32"),
+        Tensor.from_data([int(zero)], device=device, dtype="u8"),
+    )
+
+
+def _dequant(x: Tensor, scale: Tensor, zero: Tensor | None, axis: int) -> Tensor:
+    return dequantize_linear(x, scale, zero, axis=axis, output_dtype="f64")
+
+
+def qlinear_matmul(a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero) -> Tensor:
+    """Quantized matmul: dequantize (per tensor, per row of `a`, per column of `b`), multiply,
+    quantize to the output's scale and zero point."""
+    from burn.onnx.runtime.nn import matmul
+
+    left = _dequant(a, a_scale, a_zero, max(a.rank() - 2, 0))
+    right = _dequant(b, b_scale, b_zero, b.rank() - 1)
+    out = matmul(left, right)
+    return quantize_linear(out, y_scale.float("f64"), y_zero, axis=out.rank() - 1)
+
+
+def qlinear_conv(x, x_scale, x_zero, w, w_scale, w_zero, y_scale, y_zero, bias=None, **attrs):
+    from burn.onnx.runtime.nn import conv
+
+    xf = _dequant(x, x_scale, x_zero, 1)
+    wf = _dequant(w, w_scale, w_zero, 0)
+    b = None
+    if bias is not None:
+        scale = (x_scale.float("f64").reshape([1]) * w_scale.float("f64")).reshape([-1])
+        b = bias.float("f64") * scale
+    out = conv(xf, wf, b, **attrs)
+    return quantize_linear(out, y_scale.float("f64"), y_zero, axis=1)

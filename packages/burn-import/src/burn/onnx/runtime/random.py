@@ -1,0 +1,31 @@
+"""Random ops: RandomNormal, RandomUniform (and their `Like` forms) and Bernoulli, drawn from
+the backend's generator (`backend.seed(n)` makes them repeatable; ONNX's `seed` attribute is
+not used, since each backend has its own generator)."""
+
+from __future__ import annotations
+
+from burn.onnx.runtime.shape import fit
+from burn.tensor import Tensor
+from burn.tensor.distribution import Normal, Uniform
+
+__all__ = ["bernoulli", "random_normal", "random_uniform"]
+
+
+def random_normal(shape, device, dtype: str = "f32", mean: float = 0.0, scale: float = 1.0):
+    return Tensor.random(list(shape), Normal(mean, scale), device=device, dtype=fit(dtype, device))
+
+
+def random_uniform(shape, device, dtype: str = "f32", low: float = 0.0, high: float = 1.0):
+    return Tensor.random(list(shape), Uniform(low, high), device=device, dtype=fit(dtype, device))
+
+
+def bernoulli(p: Tensor, dtype: str | None = None) -> Tensor:
+    draws = random_uniform(p.dims(), p.device(), p.dtype.value)
+    hits = draws.lower(p)
+    if dtype in (None, p.dtype.value):
+        return hits.int().float(p.dtype) if dtype is None else hits.int().float(dtype)
+    if dtype == "bool":
+        return hits
+    if dtype in ("f32", "f64", "f16", "bf16"):
+        return hits.int().float(fit(dtype, p.device()))
+    return hits.int(fit(dtype, p.device()))

@@ -1,0 +1,245 @@
+"""burn.onnx end to end: ModelGen and the CLI on the committed fixtures, checked against
+onnxruntime; the generated model trains and saves; unsupported ops are all reported at once."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from burn.backend import NdArray
+from burn.onnx import ModelGen, UnsupportedOpsError
+from burn.onnx.__main__ import main as cli
+from burn.onnx.graph import load_graph
+from burn.onnx.modelgen import load_source
+from burn.onnx.passes import run_passes
+from burn.tensor import Int, Tensor
+from onnx import TensorProto, helper
+
+FIXTURES = Path(__file__).with_name("fixtures")
+MNIST = FIXTURES / "mnist_net.onnx"
+TRANSFORMER = FIXTURES / "transformer_encoder.onnx"
+
+ort = pytest.importorskip("onnxruntime", reason="onnxruntime is the reference (dev group)")
+
+
+def reference(path: Path, x: np.ndarray) -> np.ndarray:
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    return session.run(None, {session.get_inputs()[0].name: x})[0]
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("model")
+    ModelGen().input(MNIST).input(TRANSFORMER).out_dir(out).run()
+    return out
+
+
+def test_modelgen_writes_source_and_weights(generated):
+    assert (generated / "mnist_net.py").is_file()
+    assert (generated / "mnist_net.mpk").is_file()
+    source = (generated / "mnist_net.py").read_text()
+    for layer in ("Conv2dConfig([1, 8], [3, 3])", "BatchNormConfig(24)", "LinearConfig(11616, 32)"):
+        assert layer in source
+    assert "# Conv /conv1/Conv" in source  # the ONNX op and node name of each step
+
+
+def test_generated_source_is_ruff_clean(generated):
+    ruff = shutil.which("ruff") or shutil.which("ruff", path=str(Path(sys.executable).parent))
+    if ruff is None:
+        pytest.skip("ruff is not installed")
+    for name in ("mnist_net.py", "transformer_encoder.py"):
+        path = generated / name
+        check = subprocess.run(
+            [ruff, "check", "--isolated", "--line-length", "100", str(path)], capture_output=True
+        )
+        assert check.returncode == 0, check.stdout.decode()
+        fmt = subprocess.run(
+            [ruff, "format", "--isolated", "--check", "--line-length", "100", str(path)],
+            capture_output=True,
+        )
+        assert fmt.returncode == 0, fmt.stdout.decode()
+
+
+@pytest.mark.parametrize(
+    ("name", "path", "shape"),
+    [("mnist_net", MNIST, (3, 1, 28, 28)), ("transformer_encoder", TRANSFORMER, (1, 8, 32))],
+)
+def test_default_weights_match_onnxruntime(generated, name, path, shape):
+    module = load_source(generated / f"{name}.py")
+    model = module.Model.default(NdArray.device())
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    out = model(Tensor.from_data(x, device=NdArray.device())).numpy()
+    np.testing.assert_allclose(out, reference(path, x), atol=1e-4, rtol=1e-4)
+
+
+def test_model_new_from_file_and_record_round_trip(generated, tmp_path):
+    from burn.record import FullPrecisionSettings, NamedMpkFileRecorder
+
+    module = load_source(generated / "mnist_net.py")
+    fresh = module.Model.new(NdArray.device())
+    imported = module.Model.from_file(generated / "mnist_net", NdArray.device())
+    x = Tensor.from_data(np.ones((2, 1, 28, 28), np.float32), device=NdArray.device())
+    assert not np.allclose(fresh(x).numpy(), imported(x).numpy())
+    recorder = NamedMpkFileRecorder(FullPrecisionSettings)
+    imported.save_file(tmp_path / "again", recorder)
+    again = module.Model.new(NdArray.device()).load_file(tmp_path / "again", recorder)
+    np.testing.assert_array_equal(again(x).numpy(), imported(x).numpy())
+
+
+def test_generated_model_trains_under_autodiff(generated):
+    from burn.backend import Autodiff
+    from burn.nn.loss import CrossEntropyLossConfig
+    from burn.optim import AdaGradConfig, GradientsParams
+
+    backend = Autodiff(NdArray)
+    device = backend.device()
+    module = load_source(generated / "mnist_net.py")
+    model = module.Model.default(device)
+    rng = np.random.default_rng(1)
+    x = Tensor.from_data(rng.standard_normal((8, 1, 28, 28)).astype(np.float32), device=device)
+    y = Tensor[None, None, Int].from_data(rng.integers(0, 10, 8), device=device)
+    loss_fn = CrossEntropyLossConfig().init(device)
+    optim = AdaGradConfig().init()
+    losses = []
+    for _ in range(3):
+        loss = loss_fn(model(x), y)
+        losses.append(float(loss))
+        grads = GradientsParams.from_grads(loss.backward(), model)
+        model = optim.step(0.05, model, grads)
+    assert losses[-1] < losses[0]
+
+
+def test_cli_writes_the_same_files(tmp_path):
+    assert cli([str(MNIST), "--out-dir", str(tmp_path), "--development"]) == 0
+    assert (tmp_path / "mnist_net.py").is_file()
+    assert (tmp_path / "mnist_net.mpk").is_file()
+    assert "Conv" in (tmp_path / "mnist_net.graph.txt").read_text()
+
+
+def test_half_precision_and_record_type(tmp_path):
+    gen = ModelGen().input(MNIST).out_dir(tmp_path).half_precision(True)
+    gen.record_type("BinFileRecorder").run()
+    assert (tmp_path / "mnist_net.bin").is_file()
+    module = load_source(tmp_path / "mnist_net.py")
+    model = module.Model.default(NdArray.device())
+    x = np.random.default_rng(2).standard_normal((1, 1, 28, 28)).astype(np.float32)
+    out = model(Tensor.from_data(x, device=NdArray.device())).numpy()
+    np.testing.assert_allclose(out, reference(MNIST, x), atol=5e-2)
+
+
+def _unsupported_model(path: Path) -> Path:
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n"])
+    nodes = [
+        helper.make_node("Relu", ["x"], ["a"], name="relu"),
+        helper.make_node("RoiAlign", ["a", "a", "a"], ["b"], name="roi_first"),
+        helper.make_node("RoiAlign", ["b", "b", "b"], ["c"], name="roi_second"),
+        helper.make_node("ImageDecoder", ["c"], ["d"], name="decode"),
+        helper.make_node("Warp", ["d"], ["y"], name="warp", domain="com.example"),
+    ]
+    graph = helper.make_graph(nodes, "unsupported", [x], [y])
+    opsets = [helper.make_opsetid("", 21), helper.make_opsetid("com.example", 1)]
+    model = helper.make_model(graph, opset_imports=opsets)
+    model.ir_version = 8
+    onnx.save(model, str(path))
+    return path
+
+
+def test_every_unsupported_op_is_reported_at_once(tmp_path):
+    source = _unsupported_model(tmp_path / "bad.onnx")
+    out = tmp_path / "out"
+    with pytest.raises(UnsupportedOpsError) as info:
+        ModelGen().input(source).out_dir(out).run()
+    error = info.value
+    assert error.unsupported == {
+        "ImageDecoder": (1, "decode"),
+        "RoiAlign": (2, "roi_first"),
+        "com.example:Warp": (1, "warp"),
+    }
+    text = str(error)
+    assert "3 unsupported op type(s) in 4 node(s)" in text
+    assert "RoiAlign: 2 node(s), first 'roi_first'" in text
+    assert not out.exists()  # nothing was written
+
+
+def test_passes_fold_constants_drop_dead_nodes_and_make_linear():
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])
+    w = helper.make_tensor("w", TensorProto.FLOAT, [3, 4], np.arange(12, dtype=np.float32))
+    nodes = [
+        helper.make_node("Constant", [], ["b0"], value=helper.make_tensor("v", 1, [4], [1] * 4)),
+        helper.make_node("Mul", ["b0", "b0"], ["b"], name="folded"),
+        helper.make_node("MatMul", ["x", "w"], ["m"], name="mm"),
+        helper.make_node("Add", ["m", "b"], ["y"], name="add"),
+        helper.make_node("Relu", ["x"], ["unused"], name="dead"),
+    ]
+    graph = helper.make_graph(nodes, "g", [x], [y], initializer=[w])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    g = run_passes(load_graph(model))
+    assert [n.op_type for n in g.nodes] == ["Linear"]
+    np.testing.assert_array_equal(g.nodes[0].attrs["bias"], np.ones(4, np.float32))
+
+
+def test_export_is_exposed_lazily():
+    import burn.onnx
+
+    assert "export" in burn.onnx.__all__
+    with pytest.raises(AttributeError):
+        burn.onnx.no_such_name  # noqa: B018
+
+
+def test_bad_input_raises_onnx_import_errors_naming_the_file(tmp_path):
+    from burn.onnx import OnnxImportError
+
+    with pytest.raises(OnnxImportError, match="no such ONNX file"):
+        ModelGen().input(tmp_path / "missing.onnx").out_dir(tmp_path / "out").run()
+    junk = tmp_path / "junk.onnx"
+    junk.write_bytes(b"\x00not a model\xff" * 10)
+    with pytest.raises(OnnxImportError, match="junk.onnx"):
+        ModelGen().input(junk).out_dir(tmp_path / "out").run()
+    with pytest.raises(OnnxImportError, match="no input"):
+        ModelGen().out_dir(tmp_path / "out").run()
+    with pytest.raises(OnnxImportError, match="no output folder"):
+        ModelGen().input(MNIST).run()
+    with pytest.raises(OnnxImportError, match="record_type"):
+        ModelGen().record_type("PickleRecorder")
+    assert not (tmp_path / "out").exists()
+    assert cli([str(junk), "--out-dir", str(tmp_path / "out")]) == 1
+
+
+def test_backend_runs_a_model_with_a_computed_condition_and_loop():
+    import burn.onnx.backend as backend
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])
+    then_graph = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["t"])],
+        "then",
+        [],
+        [helper.make_tensor_value_info("t", 1, [3])],
+    )
+    else_graph = helper.make_graph(
+        [helper.make_node("Abs", ["x"], ["e"])],
+        "else",
+        [],
+        [helper.make_tensor_value_info("e", 1, [3])],
+    )
+    nodes = [
+        helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+        helper.make_node("Constant", [], ["zero"], value=helper.make_tensor("z", 1, [], [0.0])),
+        helper.make_node("Greater", ["s", "zero"], ["c"]),
+        helper.make_node("If", ["c"], ["y"], then_branch=then_graph, else_branch=else_graph),
+    ]
+    graph = helper.make_graph(nodes, "branch", [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    rep = backend.prepare(model)
+    assert "if bool(" in rep.source
+    (positive,) = rep.run([np.array([1.0, 2.0, -1.0], np.float32)])
+    (negative,) = rep.run([np.array([-1.0, -2.0, 1.0], np.float32)])
+    np.testing.assert_array_equal(positive, [-1.0, -2.0, 1.0])
+    np.testing.assert_array_equal(negative, [1.0, 2.0, 1.0])
