@@ -29,7 +29,17 @@ def tile_tflops(rt, lhs, rhs, out, n: int, tile, expected_rows: np.ndarray):
     bm, bn, bk, tm, tn = tile
     exact = n % bm == 0 and n % bn == 0 and n % bk == 0
     source = K.matmul_vec4(bm, bn, bk, tm, tn, True, False, exact)
-    info = [n, n, n, 1, 0, 0, n, 1, 0, n, 1]
+    info = K.MATMUL.pack(
+        m=n,
+        n=n,
+        k=n,
+        batches=1,
+        batch_shape=(),
+        a_offset=0,
+        a_strides=(n, 1),
+        b_offset=0,
+        b_strides=(n, 1),
+    )
     handles = (lhs.handle, rhs.handle, out.handle)
 
     def launch():

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from burn.tensor import DType, DTypeError, Tensor, TensorData
 from burn.wgpu import Wgpu, WgpuDevice, autotune
-from burn.wgpu.runtime import BufferPool, size_class
+from burn.wgpu.pool import BufferPool, size_class
 
 
 def t(values, dtype=None):
@@ -224,8 +224,19 @@ def test_probing_adapters_prints_nothing_on_a_headless_machine():
 def test_stderr_filter_keeps_everything_but_probe_noise():
     code = (
         "import os\n"
-        "from burn.wgpu.runtime import _native_stderr_filtered\n"
+        "from burn.wgpu.adapters import _native_stderr_filtered\n"
         "with _native_stderr_filtered():\n"
         "    os.write(2, b'error: XDG_RUNTIME_DIR is invalid or not set\\nreal trouble\\n')\n"
     )
     assert _stderr_of(code) == "real trouble\n"
+
+
+def test_unknown_devices_and_missing_adapters_are_burn_errors():
+    from burn.tensor import BurnError, DeviceError
+    from burn.wgpu.adapters import NoAdapterError, select_adapter
+
+    with pytest.raises(DeviceError, match="unknown wgpu device kind 'Quantum'"):
+        WgpuDevice("Quantum")
+    with pytest.raises(NoAdapterError, match="no DiscreteGpu adapter #99") as caught:
+        select_adapter("DiscreteGpu", 99)
+    assert isinstance(caught.value, BurnError)

@@ -1,14 +1,13 @@
-"""`Wgpu`: the WebGPU backend. Tensors are GPU buffers plus a strided view; ops are WGSL kernels.
+"""`Wgpu`: the WebGPU backend. Tensors are GPU buffers plus a strided view (`WgpuTensor`, in
+`primitive.py`); ops are WGSL kernels (`kernels/`).
 
-A primitive (`WgpuTensor`) is a pooled buffer handle with shape, element strides, an element
-offset and a dtype, so permute, expand, slice and reshape of contiguous data are views that copy
-nothing. Kernels read strided operands directly; results are always fresh contiguous buffers.
-Nothing here waits for the GPU except `into_data`.
+This module holds data movement, layout, creation, indexing and the elementwise ops; the other
+op groups are mixins of their own: reductions (`reduce_ops.py`), matmul (`matmul_ops.py`) and
+the module ops (`module_ops.py`). Nothing here waits for the GPU except `into_data`.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 import struct
 
@@ -17,84 +16,18 @@ from burn.backend import Backend, Capabilities
 from burn.tensor import DType, TensorData
 from burn.tensor.distribution import Bernoulli, Normal, Uniform, _Default
 from burn.tensor.errors import DTypeError, OutOfRangeError
-from burn.wgpu import autotune
 from burn.wgpu import kernels as K
 from burn.wgpu.device import WgpuDevice
+from burn.wgpu.matmul_ops import WgpuMatmulOps
 from burn.wgpu.module_ops import WgpuModuleOps
-from burn.wgpu.runtime import Handle, Runtime, runtime_for
+from burn.wgpu.primitive import WgpuTensor, block, broadcast_shape, row_major
+from burn.wgpu.reduce_ops import WgpuReduceOps
+from burn.wgpu.runtime import Runtime, runtime_for
 
 BASE_DTYPES = frozenset({DType.F32, DType.I32, DType.BOOL})
 # How the host stores each dtype's buffer words.
 HOST = {DType.F32: np.float32, DType.F16: np.float16, DType.I32: np.int32, DType.BOOL: np.uint32}
 HOST_COPY_LIMIT = 1 << 16  # keep host values of small uploads (index checks, cheap reads)
-
-
-def row_major(shape) -> tuple[int, ...]:
-    """The contiguous strides of `shape` (memoized: every new tensor and view asks)."""
-    return _row_major(tuple(shape))
-
-
-@functools.lru_cache(maxsize=4096)
-def _row_major(shape: tuple[int, ...]) -> tuple[int, ...]:
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= n
-    return tuple(reversed(strides))
-
-
-class WgpuTensor:
-    """A strided view of a pooled GPU buffer. Buffers are never written after creation."""
-
-    __slots__ = ("handle", "shape", "strides", "offset", "dtype", "device", "rt", "host")
-
-    def __init__(
-        self, handle: Handle, shape, strides, offset: int, dtype: DType, device, rt, host=None
-    ):
-        self.handle = handle
-        self.shape = tuple(map(int, shape))
-        self.strides = tuple(map(int, strides))
-        self.offset = int(offset)
-        self.dtype = dtype
-        self.device = device
-        self.rt = rt
-        self.host = host
-
-    @property
-    def numel(self) -> int:
-        return math.prod(self.shape)
-
-    def is_contiguous(self) -> bool:
-        if self.strides == row_major(self.shape):
-            return True
-        return all(
-            n == 1 or s == e
-            for n, s, e in zip(self.shape, self.strides, row_major(self.shape), strict=True)
-        )
-
-    def view(self, shape, strides, offset) -> WgpuTensor:
-        return WgpuTensor(self.handle, shape, strides, offset, self.dtype, self.device, self.rt)
-
-    def __repr__(self) -> str:
-        shape, strides = list(self.shape), list(self.strides)
-        return f"WgpuTensor(shape={shape}, dtype={self.dtype.value}, strides={strides})"
-
-
-def block(t: WgpuTensor, shape) -> list[int]:
-    """The info block `[contiguous flag, offset, strides...]` reading `t` broadcast to `shape`."""
-    strides = [
-        0 if n == 1 and m != 1 else s for n, m, s in zip(t.shape, shape, t.strides, strict=True)
-    ]
-    flag = int(tuple(t.shape) == tuple(shape) and t.is_contiguous())
-    return [flag, t.offset, *strides]
-
-
-def broadcast_shape(*shapes) -> tuple[int, ...]:
-    out = []
-    for dims in zip(*shapes, strict=True):
-        big = [n for n in dims if n != 1]
-        out.append(big[0] if big else 1)
-    return tuple(out)
 
 
 def scalar_bits(value, dtype: DType) -> int:
@@ -123,33 +56,7 @@ def _vec_ok(t: WgpuTensor, shape) -> bool:
     )
 
 
-def _vec_layout(lhs: WgpuTensor, rhs: WgpuTensor, batch, m: int, n: int, k: int):
-    """(A contiguous along k?, B contiguous along k?) when the vec4 matmul can read both
-    operands as they are, else None."""
-    if k % 4 or n % 4:
-        return None
-    ab = block(lhs, (*batch, m, k))
-    bb = block(rhs, (*batch, k, n))
-    a_off, a_batch, (a_rs, a_cs) = ab[1], ab[2:-2], ab[-2:]
-    b_off, b_batch, (b_rs, b_cs) = bb[1], bb[2:-2], bb[-2:]
-    if a_off % 4 or b_off % 4 or any(s % 4 for s in (*a_batch, *b_batch)):
-        return None
-    if a_cs == 1 and a_rs % 4 == 0:
-        a_k = True
-    elif a_rs == 1 and a_cs % 4 == 0 and m % 4 == 0:
-        a_k = False
-    else:
-        return None
-    if b_cs == 1 and b_rs % 4 == 0:
-        b_k = False
-    elif b_rs == 1 and b_cs % 4 == 0:
-        b_k = True
-    else:
-        return None
-    return a_k, b_k
-
-
-class WgpuBackend(WgpuModuleOps, Backend):
+class WgpuBackend(WgpuReduceOps, WgpuMatmulOps, WgpuModuleOps, Backend):
     """The WebGPU backend. Use the `Wgpu` instance."""
 
     name = "wgpu"
@@ -181,23 +88,10 @@ class WgpuBackend(WgpuModuleOps, Backend):
         return WgpuDevice.BestAvailable
 
     def devices(self) -> list[WgpuDevice]:
-        from burn.wgpu.runtime import enumerate_adapters
+        """The devices of every native adapter this machine has (OpenGL duplicates left out)."""
+        from burn.wgpu.adapters import adapter_devices
 
-        found, counts = [], {}
-        for adapter in enumerate_adapters():
-            if adapter.info.get("backend_type") == "OpenGL":
-                continue
-            kind = {
-                "DiscreteGPU": "DiscreteGpu",
-                "IntegratedGPU": "IntegratedGpu",
-                "VirtualGPU": "VirtualGpu",
-                "CPU": "Cpu",
-            }.get(adapter.info.get("adapter_type"))
-            if kind is None:
-                continue
-            i = counts[kind] = counts.get(kind, -1) + 1
-            found.append(WgpuDevice.Cpu if kind == "Cpu" and i == 0 else WgpuDevice(kind, i))
-        return found or [WgpuDevice.BestAvailable]
+        return adapter_devices() or [WgpuDevice.BestAvailable]
 
     def priority(self) -> int:
         """10 on a discrete GPU, 1 on an integrated one; -1 (never default) on software.
@@ -250,7 +144,7 @@ class WgpuBackend(WgpuModuleOps, Backend):
     def _copy(self, t: WgpuTensor, dtype: DType) -> WgpuTensor:
         out = self._like(t, t.shape, dtype)
         n = t.numel
-        info = [n, len(t.shape), *t.shape, *block(t, t.shape), *block(out, out.shape)]
+        info = K.COPY.pack(n=n, shape=t.shape, src=block(t, t.shape), dst=block(out, out.shape))
         t.rt.launch(K.copy(t.dtype, dtype), ("r", "rw"), (t.handle, out.handle), info, _groups(n))
         return out
 
@@ -259,7 +153,8 @@ class WgpuBackend(WgpuModuleOps, Backend):
         n = src.numel
         if n == 0:
             return
-        info = [n, len(src.shape), *src.shape, *block(src, src.shape), 0, offset, *strides]
+        region = [0, offset, *strides]
+        info = K.COPY.pack(n=n, shape=src.shape, src=block(src, src.shape), dst=region)
         src.rt.launch(
             K.copy(src.dtype, dst.dtype), ("r", "rw"), (src.handle, dst.handle), info, _groups(n)
         )
@@ -367,9 +262,8 @@ class WgpuBackend(WgpuModuleOps, Backend):
         device = device if isinstance(device, WgpuDevice) else WgpuDevice.BestAvailable
         out = self._empty(tuple(shape), dtype, device, runtime_for(device))
         n = out.numel
-        out.rt.launch(
-            K.fill(dtype), ("rw",), (out.handle,), [n, scalar_bits(value, dtype)], _groups(n)
-        )
+        info = K.FILL.pack(n=n, value=scalar_bits(value, dtype))
+        out.rt.launch(K.fill(dtype), ("rw",), (out.handle,), info, _groups(n))
         return out
 
     def scalar_like(self, p: WgpuTensor, value):
@@ -380,7 +274,7 @@ class WgpuBackend(WgpuModuleOps, Backend):
         n = len(range(start, end, step))
         device = device if isinstance(device, WgpuDevice) else WgpuDevice.BestAvailable
         out = self._empty((n,), dtype, device, runtime_for(device))
-        info = [n, start & 0xFFFFFFFF, step & 0xFFFFFFFF]
+        info = K.ARANGE.pack(n=n, start=start & 0xFFFFFFFF, step=step & 0xFFFFFFFF)
         out.rt.launch(K.arange(dtype), ("rw",), (out.handle,), info, _groups(n))
         return out
 
@@ -407,13 +301,14 @@ class WgpuBackend(WgpuModuleOps, Backend):
         device = device if isinstance(device, WgpuDevice) else WgpuDevice.BestAvailable
         out = self._empty(tuple(shape), dtype, device, runtime_for(device))
         n = out.numel
-        info = [
-            n,
-            self._counter & 0xFFFFFFFF,
-            *self._seed,
-            scalar_bits(p0, DType.F32),
-            scalar_bits(p1, DType.F32),
-        ]
+        info = K.RANDOM.pack(
+            n=n,
+            counter=self._counter & 0xFFFFFFFF,
+            key0=self._seed[0],
+            key1=self._seed[1],
+            p0=scalar_bits(p0, DType.F32),
+            p1=scalar_bits(p1, DType.F32),
+        )
         self._counter += n
         out.rt.launch(K.random(kind, dtype), ("rw",), (out.handle,), info, _groups(n))
         return out
@@ -437,17 +332,15 @@ class WgpuBackend(WgpuModuleOps, Backend):
         idx = self._index(indices)
         out = self._like(p, idx.shape)
         n = out.numel
-        rank = len(idx.shape)
-        info = [
-            n,
-            rank,
-            *idx.shape,
-            *block(idx, idx.shape),
-            p.offset,
-            *p.strides,
-            dim,
-            p.shape[dim],
-        ]
+        info = K.GATHER.pack(
+            n=n,
+            shape=idx.shape,
+            idx=block(idx, idx.shape),
+            p_offset=p.offset,
+            p_strides=p.strides,
+            dim=dim,
+            dim_size=p.shape[dim],
+        )
         p.rt.launch(
             K.gather(p.dtype),
             ("r", "r", "rw"),
@@ -463,13 +356,17 @@ class WgpuBackend(WgpuModuleOps, Backend):
         idx = self._index(indices)
         out = self._like(p, p.shape)
         n = out.numel
-        rank = len(p.shape)
-        vstrides = block(values, idx.shape)[2:]
-        info = [
-            n, rank, *p.shape, *block(p, p.shape),
-            *idx.shape, idx.offset, *idx.strides,
-            values.offset, *vstrides, dim,
-        ]  # fmt: skip
+        info = K.SCATTER_ADD.pack(
+            n=n,
+            shape=p.shape,
+            p=block(p, p.shape),
+            idx_shape=idx.shape,
+            idx_offset=idx.offset,
+            idx_strides=idx.strides,
+            v_offset=values.offset,
+            v_strides=block(values, idx.shape)[2:],
+            dim=dim,
+        )
         handles = (p.handle, idx.handle, values.handle, out.handle)
         source = K.scatter_add(p.dtype)
         access = ("r", "r", "r", "rw")
@@ -488,7 +385,9 @@ class WgpuBackend(WgpuModuleOps, Backend):
         shape = broadcast_shape(p.shape, mask.shape, value.shape)
         out = self._like(p, shape)
         n = out.numel
-        info = [n, len(shape), *shape, *block(p, shape), *block(mask, shape), *block(value, shape)]
+        info = K.MASK_WHERE.pack(
+            n=n, shape=shape, p=block(p, shape), mask=block(mask, shape), value=block(value, shape)
+        )
         handles = (p.handle, mask.handle, value.handle, out.handle)
         p.rt.launch(K.mask_where(p.dtype), ("r", "r", "r", "rw"), handles, info, _groups(n))
         return out
@@ -499,10 +398,10 @@ class WgpuBackend(WgpuModuleOps, Backend):
         n = out.numel
         if n % 4 == 0 and _vec_ok(p, p.shape):
             source = K.unary_vec4(op, p.dtype)
-            info = [n // 4, p.offset // 4]
+            info = K.UNARY_VEC4.pack(n=n // 4, a_offset=p.offset // 4)
             p.rt.launch(source, ("r", "rw"), (p.handle, out.handle), info, _groups(n // 4))
             return out
-        info = [n, len(p.shape), *p.shape, *block(p, p.shape)]
+        info = K.UNARY.pack(n=n, shape=p.shape, a=block(p, p.shape))
         p.rt.launch(K.unary(op, p.dtype), ("r", "rw"), (p.handle, out.handle), info, _groups(n))
         return out
 
@@ -510,10 +409,10 @@ class WgpuBackend(WgpuModuleOps, Backend):
         shape = broadcast_shape(lhs.shape, rhs.shape)
         source = K.binary(op, lhs.dtype, False)
         _, is_bool = K.binary_expr(op, lhs.dtype)
-        out = self._like(lhs, shape, DType.BOOL if is_bool or op in K._CMP else lhs.dtype)
+        out = self._like(lhs, shape, DType.BOOL if is_bool else lhs.dtype)
         n = out.numel
         if n % 4 == 0 and _vec_ok(lhs, shape) and _vec_ok(rhs, shape):
-            info = [n // 4, lhs.offset // 4, rhs.offset // 4]
+            info = K.BINARY_VEC4.pack(n=n // 4, a_offset=lhs.offset // 4, b_offset=rhs.offset // 4)
             lhs.rt.launch(
                 K.binary_vec4(op, lhs.dtype, False),
                 ("r", "r", "rw"),
@@ -522,7 +421,7 @@ class WgpuBackend(WgpuModuleOps, Backend):
                 _groups(n // 4),
             )
             return out
-        info = [n, len(shape), *shape, *block(lhs, shape), *block(rhs, shape)]
+        info = K.BINARY.pack(n=n, shape=shape, a=block(lhs, shape), b=block(rhs, shape))
         lhs.rt.launch(
             source, ("r", "r", "rw"), (lhs.handle, rhs.handle, out.handle), info, _groups(n)
         )
@@ -532,152 +431,20 @@ class WgpuBackend(WgpuModuleOps, Backend):
         shape = p.shape
         source = K.binary(op, p.dtype, True)
         _, is_bool = K.binary_expr(op, p.dtype)
-        out = self._like(p, shape, DType.BOOL if is_bool or op in K._CMP else p.dtype)
+        out = self._like(p, shape, DType.BOOL if is_bool else p.dtype)
         n = out.numel
         if n % 4 == 0 and _vec_ok(p, shape):
-            info = [n // 4, p.offset // 4, scalar_bits(value, p.dtype)]
+            info = K.BINARY_SCALAR_VEC4.pack(
+                n=n // 4, a_offset=p.offset // 4, b=scalar_bits(value, p.dtype)
+            )
             source = K.binary_vec4(op, p.dtype, True)
             p.rt.launch(source, ("r", "rw"), (p.handle, out.handle), info, _groups(n // 4))
             return out
-        rank = len(shape)
-        info = [n, rank, *shape, *block(p, shape), 0, 0, *([0] * rank)]
-        info[4 + 2 * rank] = scalar_bits(value, p.dtype)
+        info = K.BINARY_SCALAR.pack(
+            n=n, shape=shape, a=block(p, shape), b=scalar_bits(value, p.dtype)
+        )
         p.rt.launch(source, ("r", "rw"), (p.handle, out.handle), info, _groups(n))
         return out
-
-    def mean_dim(self, p: WgpuTensor, dim: int):
-        """Float means divide inside the reduction kernel (one launch, not a sum and a divide)."""
-        if not p.dtype.is_float:
-            return super().mean_dim(p, dim)
-        return self.reduce("mean", p, dim)
-
-    def reduce(self, op: str, p: WgpuTensor, dim: int):
-        """`op` (sum, prod, max, min, argmax, argmin, or mean for floats) along `dim`."""
-        shape = p.shape
-        length = shape[dim]
-        out_shape = shape[:dim] + (1,) + shape[dim + 1 :]
-        out_dtype = DType.I32 if op in ("argmax", "argmin") else p.dtype
-        if length == 0:
-            identity = {"sum": 0, "prod": 1, "mean": float("nan")}.get(op, 0)
-            return self.full(out_shape, identity, out_dtype, p.device)
-        out = self._like(p, out_shape, out_dtype)
-        rows = out.numel
-        vec = self._reduce_vec_ok(op, p, dim)
-        contiguous = p.strides[dim] == 1
-        cfg = autotune.reduce_config(p.rt, op, p.dtype, rows, length, contiguous, vec)
-        if cfg is None:  # first of its shape class on this device: tuning computes `out`
-            key = autotune.reduce_class(op, p.dtype, rows, length, contiguous, vec)
-            candidates = autotune.reduce_candidates(p.rt, op, rows, length)
-            autotune.tune_reduce(
-                p.rt, key, candidates, lambda cfg: self._reduce_into(op, p, dim, out, cfg)
-            )
-        else:
-            self._reduce_into(op, p, dim, out, cfg)
-        return out
-
-    @staticmethod
-    def _reduce_vec_ok(op: str, p: WgpuTensor, dim: int) -> bool:
-        """Whether a value reduction can read rows as vec4s (contiguous, 16-byte aligned)."""
-        return (
-            op not in ("argmax", "argmin")
-            and p.dtype in K.VEC_DTYPES
-            and p.strides[dim] == 1
-            and p.shape[dim] % 4 == 0
-            and p.offset % 4 == 0
-            and all(s % 4 == 0 for d, s in enumerate(p.strides) if d != dim)
-        )
-
-    def _reduce_into(
-        self, op: str, p: WgpuTensor, dim: int, out: WgpuTensor, cfg, divide_by: int = 0
-    ) -> None:
-        """Reduce `p` along `dim` into the contiguous `out` with strategy `cfg` (see
-        `autotune.REDUCE_CANDIDATES`): a thread per row, a tree per row, or a tree per chunk of
-        a row followed by a second pass over the partial results. A mean sums, and divides by
-        `divide_by` (default: the length reduced) in its last pass."""
-        mode, wg, chunk = cfg
-        serial = mode == 0
-        length = p.shape[dim]
-        other = p.shape[:dim] + p.shape[dim + 1 :]
-        ostrides = p.strides[:dim] + p.strides[dim + 1 :]
-        rows = out.numel
-        vec = not serial and self._reduce_vec_ok(op, p, dim)
-        chunks = 1 if serial or not chunk else min(1024, -(-length // chunk))
-        divisor = divide_by or length
-        chunk_len = -(-length // chunks)
-        if vec:
-            chunk_len = -(-chunk_len // 4) * 4
-        info = [
-            rows, length, chunk_len, chunks, len(other),
-            *other, p.offset, *ostrides, p.strides[dim], divisor,
-        ]  # fmt: skip
-        mean = op == "mean"
-        kernel_op = "sum" if mean else op
-        source = K.reduce(kernel_op, p.dtype, serial, vec, wg, mean and chunks == 1)
-        if chunks == 1:
-            groups = -(-rows // wg) if serial else rows
-            p.rt.launch(source, ("r", "rw"), (p.handle, out.handle), info, groups)
-            return
-        partial = self._like(p, (rows, chunks), out.dtype)
-        p.rt.launch(source, ("r", "rw"), (p.handle, partial.handle), info, rows * chunks)
-        second = autotune.reduce_heuristic(op, rows, chunks)
-        self._reduce_into(op, partial, 1, self.reshape(out, (rows, 1)), second, divisor)
-
-    def matmul(self, lhs: WgpuTensor, rhs: WgpuTensor):
-        a, b = lhs.shape, rhs.shape
-        m, k, n = a[-2], a[-1], b[-1]
-        batch = broadcast_shape(a[:-2], b[:-2])
-        out = self._like(lhs, (*batch, m, n))
-        batches = math.prod(batch)
-        if out.numel == 0:
-            return out
-        if k == 0:
-            return self.full(out.shape, 0, lhs.dtype, lhs.device)
-        layout = None
-        if lhs.dtype is DType.F32 and 2 * m * n * k * batches >= autotune.VEC_MIN_FLOPS:
-            layout = _vec_layout(lhs, rhs, batch, m, n, k)
-            if layout is None:
-                # Copying a strided operand costs O(size); the vec4 kernel saves far more.
-                lhs, rhs = self.contiguous(lhs), self.contiguous(rhs)
-                layout = _vec_layout(lhs, rhs, batch, m, n, k)
-        variant = autotune.variant(layout, m, n, k)
-        cfg = autotune.matmul_config(self, lhs.rt, lhs.dtype, m, n, k, batches, variant)
-        if cfg is None:  # first of its shape class on this device: tuning computes `out`
-            autotune.tune(self, lhs.rt, lhs.dtype, lhs, rhs, out, batch, m, n, k, layout)
-        else:
-            self._matmul_launch(lhs, rhs, out, batch, cfg, layout)
-        return out
-
-    def _matmul_launch(self, lhs, rhs, out, batch, cfg, layout=None) -> None:
-        lhs.rt.launch(*self._matmul_plan(lhs, rhs, out, batch, cfg, layout))
-
-    def _matmul_plan(self, lhs, rhs, out, batch, cfg, layout=None) -> tuple:
-        """The arguments of `Runtime.launch` for one matmul (autotune replays them as they are,
-        so that its timings are the GPU's, not this method's)."""
-        bm, bn, bk, tm, tn = cfg
-        m, k, n = lhs.shape[-2], lhs.shape[-1], rhs.shape[-1]
-        batches = math.prod(batch)
-        ab = block(lhs, (*batch, m, k))[2:]
-        bb = block(rhs, (*batch, k, n))[2:]
-        info = [m, n, k, batches, len(batch), *batch, lhs.offset, *ab, rhs.offset, *bb]
-        col_tiles = -(-n // bn)
-        total = -(-m // bm) * batches
-        gy = min(total, lhs.rt.max_groups)
-        gz = -(-total // gy)
-        if layout is None:
-            source = K.matmul(lhs.dtype, bm, bn, bk, tm, tn)
-        else:
-            exact = m % bm == 0 and n % bn == 0 and k % bk == 0
-            source = K.matmul_vec4(bm, bn, bk, tm, tn, *layout, exact)
-        handles = (lhs.handle, rhs.handle, out.handle)
-        return source, ("r", "r", "rw"), handles, info, (col_tiles, gy, gz)
-
-    def matmul_variant_ok(self, cfg, layout) -> bool:
-        """Whether tile shape `cfg` exists for the kernel variant `layout` (vec4 needs TM, TN
-        multiples of 4 and whole vec4 loads per tile)."""
-        if layout is None:
-            return True
-        bm, bn, bk, tm, tn = cfg
-        return tm % 4 == 0 and tn % 4 == 0 and bk % 4 == 0
 
     def sort_with_indices(self, p: WgpuTensor, dim: int, descending: bool = False):
         """A stable bitonic sort along `dim`: one launch per (k, j) step over all rows."""
@@ -696,13 +463,14 @@ class WgpuBackend(WgpuModuleOps, Backend):
         self._write_region(vals, v, 0, vals.strides)
         idx = self._like(p, (*lead, size), DType.I32)
         total = rows * size
-        p.rt.launch(K.iota_rows(), ("rw",), (idx.handle,), [total, size], _groups(total))
+        info = K.IOTA_ROWS.pack(n=total, cols=size)
+        p.rt.launch(K.iota_rows(), ("rw",), (idx.handle,), info, _groups(total))
         source = K.bitonic_step(p.dtype, descending)
         k = 2
         while k <= size:
             j = k // 2
             while j >= 1:
-                info = [total // 2, size, n, k, j]
+                info = K.BITONIC_STEP.pack(n=total // 2, padded=size, length=n, k=k, j=j)
                 p.rt.launch(
                     source, ("rw", "rw"), (vals.handle, idx.handle), info, _groups(total // 2)
                 )

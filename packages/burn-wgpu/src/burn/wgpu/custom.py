@@ -6,12 +6,16 @@ are always defined, and any other name can be given as a keyword. The rendered s
 pipeline cache key, so a kernel compiles once per element type and workgroup size.
 
 Bindings follow one convention: the input tensors in order, then the outputs, then one
-read-only `array<u32>` of *info* words (usually `build_info(...)`: the rank, then the strides
-and shape of each tensor):
+read-only `array<u32>` named `info` holding the *info* words (usually `build_info(...)`: the
+rank, then the strides and shape of each tensor). Give the kernel an `InfoLayout` of those
+words (`info_layout(...)` declares `build_info`'s) and its source gets accessor functions
+that read them by name, such as `info_rank()` and `info_x_shape(d)`:
 
 ```python
 from burn.tensor import Tensor
-from burn.wgpu import KernelSource, Wgpu, WorkGroup, build_info, empty, into_contiguous, launch
+from burn.wgpu import (
+    KernelSource, Wgpu, WorkGroup, build_info, empty, info_layout, into_contiguous, launch,
+)
 
 DOUBLE = '''
 @group(0) @binding(0) var<storage, read> input: array<{{ elem }}>;
@@ -20,14 +24,15 @@ DOUBLE = '''
 
 @compute @workgroup_size({{ workgroup_size_x }}, 1, 1)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
-    if (id.x < arrayLength(&output)) {
+    if (id.x < info_output_shape(0u)) {
         output[id.x] = input[id.x] * 2.0;
     }
 }
 '''
 
 x = into_contiguous(Tensor[Wgpu, 1].from_data([1.0, 2.0, 3.0], Wgpu.device()))
-kernel = KernelSource(DOUBLE, elem=x.dtype, workgroup_size=(64, 1))
+layout = info_layout("input", "output")
+kernel = KernelSource(DOUBLE, elem=x.dtype, workgroup_size=(64, 1), info=layout)
 out = empty(x.dims(), x.device(), x.dtype)
 launch(kernel, inputs=[x], outputs=[out], info=build_info(x, out), workgroups=WorkGroup(1))
 assert out.to_data().to_list() == [2.0, 4.0, 6.0]
@@ -42,11 +47,13 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from burn.tensor import DType, Float, Tensor
+from burn.tensor import DType, Tensor
 from burn.tensor.errors import BackendError
 from burn.tensor.kind import kind_of_dtype
 from burn.wgpu import kernels as K
-from burn.wgpu.backend import Wgpu, WgpuTensor, row_major
+from burn.wgpu.backend import Wgpu
+from burn.wgpu.kernels.layout import Dims, InfoLayout, Word
+from burn.wgpu.primitive import WgpuTensor, row_major
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
@@ -70,15 +77,23 @@ class KernelSource:
         template: WGSL source with `{{ name }}` placeholders.
         elem: the element type (`DType.F32`, `DType.F16`, `DType.I32`) behind `{{ elem }}`.
         workgroup_size: up to three sizes behind `{{ workgroup_size_x/y/z }}`.
+        info: the layout of the info words; its accessor functions (`info_<field>()`, ...)
+            are added to the source, after the template.
         **values: any further placeholder values.
     """
 
     def __init__(
-        self, template: str, elem: DType = DType.F32, workgroup_size=(16, 16, 1), **values
+        self,
+        template: str,
+        elem: DType = DType.F32,
+        workgroup_size=(16, 16, 1),
+        info: InfoLayout | None = None,
+        **values,
     ):
         size = tuple(workgroup_size) + (1, 1, 1)
         self.template = template
         self.elem = elem
+        self.info = info
         self.workgroup_size = (int(size[0]), int(size[1]), int(size[2]))
         self.values = {
             "elem": K.store(elem),
@@ -89,7 +104,8 @@ class KernelSource:
         }
 
     def source(self) -> str:
-        """The rendered WGSL (with `enable f16;` first when the element type needs it)."""
+        """The rendered WGSL (with `enable f16;` first when the element type needs it, and the
+        info layout's accessors last)."""
 
         def fill(match: re.Match) -> str:
             name = match.group(1)
@@ -98,7 +114,8 @@ class KernelSource:
             return str(self.values[name])
 
         body = _PLACEHOLDER.sub(fill, self.template)
-        return ("enable f16;\n" if self.elem is DType.F16 else "") + body
+        accessors = "" if self.info is None else "\n" + self.info.wgsl()
+        return ("enable f16;\n" if self.elem is DType.F16 else "") + body + accessors
 
     @property
     def id(self) -> str:
@@ -136,7 +153,7 @@ def empty(shape, device=None, dtype: DType = DType.F32) -> Tensor:
     device = device or Wgpu.device()
     Wgpu._check_dtype(dtype)
     p = Wgpu._empty(tuple(int(n) for n in shape), dtype, device, Wgpu.runtime(device))
-    return Tensor._make(Wgpu, p, kind_of_dtype(dtype) if dtype is not None else Float)
+    return Tensor._make(Wgpu, p, kind_of_dtype(dtype))
 
 
 def build_info(*tensors: Tensor) -> list[int]:
@@ -152,6 +169,17 @@ def build_info(*tensors: Tensor) -> list[int]:
     for p in prims:
         info += [*p.strides, *p.shape]
     return info
+
+
+def info_layout(*names: str) -> InfoLayout:
+    """The layout of the words `build_info` writes for tensors called `names` (in order): the
+    `rank` word, then `<name>_strides` and `<name>_shape` per tensor, so a kernel reads
+    `info_rank()`, `info_lhs_strides(d)`, `info_output_shape(d)`, ...
+    """
+    fields: list[Word | Dims] = [Word("rank")]
+    for name in names:
+        fields += [Dims(f"{name}_strides"), Dims(f"{name}_shape")]
+    return InfoLayout(f"build_info({', '.join(names)})", *fields)
 
 
 def launch(

@@ -8,6 +8,7 @@ adapters of that type in the order wgpu enumerates them.
 from __future__ import annotations
 
 from burn.backend import Device
+from burn.tensor.errors import DeviceError
 
 # adapter_type strings that wgpu reports, by device kind.
 ADAPTER_TYPES = {
@@ -28,7 +29,8 @@ class WgpuDevice(Device):
 
     def __init__(self, kind: str = "BestAvailable", index: int = 0):
         if kind != "BestAvailable" and kind not in ADAPTER_TYPES:
-            raise ValueError(f"unknown wgpu device kind {kind!r}")
+            kinds = ["BestAvailable", *ADAPTER_TYPES]
+            raise DeviceError(f"unknown wgpu device kind {kind!r} (one of {kinds})")
         self.kind = kind
         self.index = int(index)
 

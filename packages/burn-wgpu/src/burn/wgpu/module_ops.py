@@ -31,12 +31,25 @@ from burn.wgpu import resample as R
 class WgpuModuleOps:
     """Overrides of `ModuleOps` for the Wgpu backend."""
 
-    def _conv_info(self, n, c, kernel, out, stride, dilation, padding, size, src) -> list[int]:
-        return [
-            0, len(kernel), n, c, math.prod(kernel),
-            *kernel, *out, *stride, *dilation, *padding, *size,
-            src.offset, *src.strides,
-        ]  # fmt: skip
+    def _conv_info(
+        self, layout, total, n, c, kernel, out, stride, dilation, padding, size, src, **extra
+    ) -> list[int]:
+        """The info words of an `im2col` or `col2im` launch (`layout`) producing `total`."""
+        return layout.pack(
+            n=total,
+            batch=n,
+            channels=c,
+            taps=math.prod(kernel),
+            kernel=kernel,
+            out=out,
+            stride=stride,
+            dilation=dilation,
+            padding=padding,
+            size=size,
+            src_offset=src.offset,
+            src_strides=src.strides,
+            **extra,
+        )
 
     def _im2col(self, x, kernel, stride, dilation, padding, out, value=0):
         from burn.wgpu.backend import _groups, scalar_bits
@@ -45,9 +58,9 @@ class WgpuModuleOps:
         taps = math.prod(kernel)
         result = self._like(x, (n, c, taps, *out))
         total = result.numel
-        info = self._conv_info(n, c, kernel, out, stride, dilation, padding, size, x)
-        info[0] = total
-        info.append(scalar_bits(value, x.dtype))
+        value = scalar_bits(value, x.dtype)
+        geometry = (kernel, out, stride, dilation, padding, size, x)
+        info = self._conv_info(K.IM2COL, total, n, c, *geometry, value=value)
         x.rt.launch(K.im2col(x.dtype), ("r", "rw"), (x.handle, result.handle), info, _groups(total))
         return result
 
@@ -57,8 +70,8 @@ class WgpuModuleOps:
         n, c, _, *out = cols.shape
         result = self._like(cols, (n, c, *size))
         total = result.numel
-        info = self._conv_info(n, c, kernel, out, stride, dilation, padding, size, cols)
-        info[0] = total
+        geometry = (kernel, out, stride, dilation, padding, size, cols)
+        info = self._conv_info(K.COL2IM, total, n, c, *geometry)
         cols.rt.launch(
             K.col2im(cols.dtype), ("r", "rw"), (cols.handle, result.handle), info, _groups(total)
         )
@@ -76,7 +89,7 @@ class WgpuModuleOps:
             return out
         table, taps = R.tables(x.rt).get(key, build)
         x.rt.launch(
-            R.source(x.dtype),
+            K.resample(x.dtype),
             ("r", "r", "rw"),
             (x.handle, table, out.handle),
             R.info(x, shape, dim, taps),

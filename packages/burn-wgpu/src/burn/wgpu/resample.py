@@ -19,63 +19,20 @@ from __future__ import annotations
 import math
 import weakref
 from collections.abc import Callable, Hashable
-from functools import cache
 
 import numpy as np
-from burn.tensor import DType
-from burn.wgpu.kernels import ENTRY_1D, compute, header, store
-from burn.wgpu.runtime import Handle, Runtime
+from burn.wgpu.kernels.resampling import NO_TAP, RESAMPLE
+from burn.wgpu.pool import Handle
+from burn.wgpu.runtime import Runtime
 
 MAX_TABLES = 256  # uploaded tables kept per runtime (a few hundred bytes each)
-NO_TAP = 0xFFFFFFFF  # index of a padding entry: the kernel skips it, so it reads nothing
-
-
-@cache
-def source(dtype: DType) -> str:
-    """`out[.., i, ..] = sum_t weight[t, i] * x[.., index[t, i], ..]` along one dim.
-
-    The table holds `taps * L` u32 indices then `taps * L` f32 weights (as bits), where L is
-    the output's length along `dim`; entries with index `NO_TAP` are skipped (padding of
-    transposed tables, which would otherwise multiply an unrelated sample, maybe inf, by 0).
-    info = [n, rank, out_shape..., x_offset, x_strides..., dim, taps].
-    """
-    t, c = store(dtype), compute(dtype)
-    return (
-        header([("x", t, "r"), ("table", "u32", "r"), ("out", t, "rw")], dtype)
-        + ENTRY_1D
-        + f"""    let rank = info[1];
-    let xb = 2u + rank;
-    let dim = info[xb + 1u + rank];
-    let count = info[xb + 2u + rank];
-    var rem = i;
-    var off = info[xb];
-    var pos = 0u;
-    var d = rank;
-    loop {{
-        if (d == 0u) {{ break; }}
-        d = d - 1u;
-        let coord = rem % info[2u + d];
-        rem = rem / info[2u + d];
-        if (d == dim) {{ pos = coord; }} else {{ off = off + coord * info[xb + 1u + d]; }}
-    }}
-    let length = info[2u + dim];
-    let step = info[xb + 1u + dim];
-    var acc: {c} = {c}(0.0);
-    for (var k = 0u; k < count; k = k + 1u) {{
-        let j = table[k * length + pos];
-        if (j == {NO_TAP}u) {{ continue; }}
-        let w = bitcast<f32>(table[(count + k) * length + pos]);
-        acc = acc + {c}(w) * {c}(x[off + j * step]);
-    }}
-    out[i] = {t}(acc);
-}}
-"""
-    )
 
 
 def info(x, shape: tuple[int, ...], dim: int, taps: int) -> list[int]:
     """The info words of one launch producing `shape` from the strided input `x`."""
-    return [math.prod(shape), len(shape), *shape, x.offset, *x.strides, dim, taps]
+    return RESAMPLE.pack(
+        n=math.prod(shape), shape=shape, x_offset=x.offset, x_strides=x.strides, dim=dim, taps=taps
+    )
 
 
 def transposed(index: np.ndarray, weight: np.ndarray, size: int):

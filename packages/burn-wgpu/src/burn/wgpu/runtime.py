@@ -21,21 +21,17 @@ touches, since queue writes land before the batch runs.
 
 from __future__ import annotations
 
-import heapq
-import os
-import tempfile
 import threading
-from contextlib import contextmanager
-from dataclasses import dataclass
 
 import numpy as np
 from burn.tensor.errors import OutOfRangeError
-from burn.wgpu.device import ADAPTER_TYPES, WgpuDevice
+from burn.wgpu.adapters import select_adapter
+from burn.wgpu.device import WgpuDevice
+from burn.wgpu.kernels.indexing import GATHER_ERROR, SCATTER_ERROR
+from burn.wgpu.pool import MIN_BUFFER, STORAGE_USAGE, BufferPool, Handle
 
 import wgpu
 
-STORAGE_USAGE = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
-MIN_BUFFER = 256
 ARENA_BYTES = 1 << 16
 INFO_WINDOW = 256  # bytes bound for a launch's info words (larger lists get a larger window)
 MAX_BATCH = 128
@@ -43,218 +39,10 @@ MAX_BIND_GROUPS = 8192
 
 
 # What index kernels write into the runtime's error word when an index is out of range.
-INDEX_ERROR_OPS = {1: "gather (or an op built on it: select, take, embedding)", 2: "scatter_add"}
-
-
-class NoAdapterError(RuntimeError):
-    """No WebGPU adapter of the requested kind exists on this machine."""
-
-
-def size_class(nbytes: int) -> int:
-    """The pooled size for a request: the next of 2^k or 1.5 * 2^k (under 50% waste)."""
-    n = max(MIN_BUFFER, (nbytes + 3) & ~3)
-    power = 1 << (n - 1).bit_length()
-    three_quarters = power // 4 * 3
-    return three_quarters if n <= three_quarters and three_quarters >= MIN_BUFFER else power
-
-
-@dataclass
-class PoolStats:
-    """Device memory held by a pool, in bytes and buffers."""
-
-    in_use_bytes: int = 0
-    free_bytes: int = 0
-    created: int = 0
-    reused: int = 0
-    destroyed: int = 0
-
-    @property
-    def reserved_bytes(self) -> int:
-        """Everything the pool holds on the device: live tensors plus cached free buffers."""
-        return self.in_use_bytes + self.free_bytes
-
-
-class Handle:
-    """Ownership of one pooled buffer: when the last tensor using it is gone, it goes back."""
-
-    __slots__ = ("buffer", "size", "_pool", "__weakref__")
-
-    def __init__(self, buffer, size: int, pool: BufferPool):
-        self.buffer = buffer
-        self.size = size
-        self._pool = pool
-
-    def __del__(self):
-        pool = self._pool
-        if pool is not None:
-            self._pool = None
-            try:
-                pool.release(self.buffer, self.size)
-            except Exception:  # interpreter shutdown: the device is going away anyway
-                pass
-
-
-class BufferPool:
-    """Free buffers by size class, reused before new ones are created.
-
-    The free buffer created first is reused first (each class is a heap by creation order), so
-    a training loop's tensors settle on the same buffers step after step and the cached bind
-    groups keep hitting: with last-freed-first reuse, the guide's CNN made about 200 new bind
-    groups a step, and about 7 with this order after twenty steps.
-
-    Bounded: free buffers beyond `max_free_bytes` are destroyed (largest first is not worth
-    tracking; the newest release is dropped), so a program's device memory settles at its
-    working set plus at most that cache. While `deferring` (recorded work not yet submitted may
-    still use a freed buffer) the bound is enforced later, by `trim()` after the submission.
-    """
-
-    def __init__(self, device, max_free_bytes: int = 1 << 30):
-        self.device = device
-        self.max_free_bytes = max_free_bytes
-        self.deferring = False
-        self.on_destroy = None  # called with the ids of destroyed buffers (drops bind groups)
-        self.free: dict[int, list] = {}  # size class -> heap of (creation number, buffer)
-        self._number: dict[int, int] = {}  # buffer id -> creation number
-        # Every buffer the pool made, by id: owning them here keeps a buffer reachable even when
-        # the last tensor using it dies inside a garbage cycle, so the collector never
-        # finalizes (releases) a buffer that the pool is about to hand out again.
-        self.live: dict[int, object] = {}
-        self.stats = PoolStats()
-        self._lock = threading.RLock()
-
-    def acquire(self, nbytes: int, avoid: set[int] | None = None) -> Handle:
-        """A buffer of at least `nbytes`; with `avoid`, none whose id is in that set."""
-        size = size_class(nbytes)
-        with self._lock:
-            bucket = self.free.get(size)
-            buffer = None
-            if bucket:
-                if not avoid:
-                    buffer = heapq.heappop(bucket)[1]
-                else:
-                    skipped = []
-                    while bucket:
-                        item = heapq.heappop(bucket)
-                        if id(item[1]) not in avoid:
-                            buffer = item[1]
-                            break
-                        skipped.append(item)
-                    for item in skipped:
-                        heapq.heappush(bucket, item)
-            if buffer is not None:
-                self.stats.free_bytes -= size
-                self.stats.reused += 1
-            self.stats.in_use_bytes += size
-        if buffer is None:
-            buffer = self.device.create_buffer(size=size, usage=STORAGE_USAGE)
-            self.stats.created += 1
-            with self._lock:
-                self.live[id(buffer)] = buffer
-                self._number[id(buffer)] = self.stats.created
-        return Handle(buffer, size, self)
-
-    def release(self, buffer, size: int) -> None:
-        with self._lock:
-            self.stats.in_use_bytes -= size
-            if not self.deferring and self.stats.free_bytes + size > self.max_free_bytes:
-                self._destroy([buffer])
-                return
-            heapq.heappush(self.free.setdefault(size, []), (self._number[id(buffer)], buffer))
-            self.stats.free_bytes += size
-
-    def _destroy(self, buffers) -> None:
-        for buffer in buffers:
-            self.live.pop(id(buffer), None)
-            self._number.pop(id(buffer), None)
-            buffer.destroy()
-            self.stats.destroyed += 1
-        if buffers and self.on_destroy is not None:
-            self.on_destroy({id(b) for b in buffers})
-
-    def trim(self) -> None:
-        """Destroy free buffers until the cache is within `max_free_bytes` (newest first)."""
-        with self._lock:
-            if self.stats.free_bytes <= self.max_free_bytes:
-                return
-            doomed = []
-            for size in sorted(self.free, reverse=True):
-                bucket = self.free[size]
-                bucket.sort()  # still a heap; its end holds the newest buffers
-                while bucket and self.stats.free_bytes > self.max_free_bytes:
-                    doomed.append(bucket.pop()[1])
-                    self.stats.free_bytes -= size
-            self._destroy(doomed)
-
-    def clear(self) -> None:
-        """Destroy every cached free buffer (live tensors keep theirs)."""
-        with self._lock:
-            doomed = [buffer for bucket in self.free.values() for _, buffer in bucket]
-            self.free.clear()
-            self.stats.free_bytes = 0
-            self._destroy(doomed)
-
-
-# Lines that native libraries print while wgpu probes its OpenGL backend on a headless machine
-# (libwayland looking for a display server): noise, not errors.
-_PROBE_NOISE = (b"XDG_RUNTIME_DIR is invalid",)
-
-
-@contextmanager
-def _native_stderr_filtered():
-    """Route file descriptor 2 through a temporary file and put back all but probe noise."""
-    try:
-        saved = os.dup(2)
-    except OSError:
-        yield
-        return
-    with tempfile.TemporaryFile() as captured:
-        os.dup2(captured.fileno(), 2)
-        try:
-            yield
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-            captured.seek(0)
-            kept = [
-                line
-                for line in captured.read().splitlines(keepends=True)
-                if not any(noise in line for noise in _PROBE_NOISE)
-            ]
-            if kept:
-                os.write(2, b"".join(kept))
-
-
-_adapters: list | None = None
-
-
-def enumerate_adapters() -> list:
-    """Every adapter wgpu finds, probed once per process (each probe costs milliseconds and,
-    on headless machines, makes the OpenGL probe print noise, which is filtered out)."""
-    global _adapters
-    if _adapters is None:
-        with _native_stderr_filtered():
-            _adapters = list(wgpu.gpu.enumerate_adapters_sync())
-    return _adapters
-
-
-def _select_adapter(kind: str, index: int):
-    """The adapter for a device kind; `BestAvailable` prefers discrete > integrated > ... ."""
-    adapters = list(enumerate_adapters())
-    # Native backends first: OpenGL adapters duplicate Vulkan ones with fewer features.
-    adapters.sort(key=lambda a: a.info.get("backend_type") == "OpenGL")
-    if kind == "BestAvailable":
-        rank = ["DiscreteGPU", "IntegratedGPU", "VirtualGPU", "CPU"]
-        candidates = [a for a in adapters if a.info.get("adapter_type") in rank]
-        if not candidates:
-            candidates = adapters
-        if not candidates:
-            raise NoAdapterError("no WebGPU adapter found (install a Vulkan driver)")
-        return min(candidates, key=lambda a: rank.index(a.info.get("adapter_type", "CPU")))
-    wanted = ADAPTER_TYPES[kind]
-    matching = [a for a in adapters if a.info.get("adapter_type") == wanted]
-    if index >= len(matching):
-        raise NoAdapterError(f"no {kind} adapter #{index} (found {len(matching)})")
-    return matching[index]
+INDEX_ERROR_OPS = {
+    GATHER_ERROR: "gather (or an op built on it: select, take, embedding)",
+    SCATTER_ERROR: "scatter_add",
+}
 
 
 class Runtime:
@@ -289,8 +77,9 @@ class Runtime:
         self.has_f16 = "shader-f16" in self.features
         self.align = max(4, int(self.limits.get("min-storage-buffer-offset-alignment", 256)))
         self.max_groups = int(self.limits.get("max-compute-workgroups-per-dimension", 65535))
-        self.pool = BufferPool(self.device)
+        self.pool = BufferPool(self.device, label=self.describe())
         self.pool.on_destroy = self._forget_bind_groups
+        self.pool.before_reclaim = self.flush
         self._pipelines: dict[tuple, tuple] = {}
         self._layouts: dict[tuple, tuple] = {}
         self._groups: dict[tuple, object] = {}
@@ -360,18 +149,6 @@ class Runtime:
             data = self.queue.read_buffer(handle.buffer, start, end - start)
             self._raise_index_errors()
             return bytes(data)[offset - start : offset - start + nbytes]
-
-    def copy(self, src: Handle, src_offset: int, dst: Handle, dst_offset: int, nbytes: int) -> None:
-        """Record a buffer-to-buffer copy (byte offsets and size multiples of 4)."""
-        with self._lock:
-            self._end_pass()
-            self._ensure_encoder()
-            self._encoder.copy_buffer_to_buffer(
-                src.buffer, src_offset, dst.buffer, dst_offset, nbytes
-            )
-            self._touched.update((id(src.buffer), id(dst.buffer)))
-            self._begin()
-            self._pending += 1
 
     # ------------------------------------------------------------------ pipelines
     def _layout(self, access: tuple[str, ...], info_last: bool = False):
@@ -578,7 +355,7 @@ class Runtime:
 
 
 _runtimes: dict[tuple, Runtime] = {}
-_by_adapter: dict[int, Runtime] = {}
+_by_adapter: dict[tuple, Runtime] = {}
 _lock = threading.Lock()
 
 
@@ -591,15 +368,15 @@ def runtime_for(device: WgpuDevice) -> Runtime:
     with _lock:
         rt = _runtimes.get(key)
         if rt is None:
-            adapter = _select_adapter(device.kind, device.index)
+            adapter = select_adapter(device.kind, device.index)
             ident = (
                 adapter.info.get("device"),
                 adapter.info.get("backend_type"),
                 adapter.info.get("adapter_type"),
             )
-            rt = _by_adapter.get(hash(ident))
+            rt = _by_adapter.get(ident)
             if rt is None:
-                rt = _by_adapter[hash(ident)] = Runtime(adapter)
+                rt = _by_adapter[ident] = Runtime(adapter)
             _runtimes[key] = rt
     return rt
 

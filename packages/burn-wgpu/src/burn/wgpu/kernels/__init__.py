@@ -1,0 +1,109 @@
+"""WGSL sources for the Wgpu backend's kernels, one module per family.
+
+Each generator returns the source of one kernel specialised on what changes the generated
+code (op, element types, tile sizes); everything else (shapes, strides, offsets, scalars) is
+read at run time from the `info` words, so one pipeline serves every shape and rank. Each
+family declares its info words once, as an `InfoLayout` next to its generators: launch sites
+pack the words by name with `LAYOUT.pack(...)`, and the kernel reads them through the
+accessors the layout emits into its source (`layout.py` says how).
+
+Generators are cached: a launch asks for its source again and again and gets back the same
+string object, which is cheap to look up in the pipeline cache.
+
+| module | kernels |
+|---|---|
+| `elementwise` | unary, binary (tensor or scalar rhs), their vec4 forms, `mask_where` |
+| `copying` | the strided copy with dtype conversion (contiguous, cast, slice_assign, cat) |
+| `creation` | `fill`, `arange` |
+| `rng` | uniform, normal and bernoulli draws from a counter-based generator |
+| `reduction` | sum, prod, max, min, argmax, argmin and mean along a dim |
+| `indexing` | `gather`, `scatter_add` |
+| `sort` | a stable bitonic sort |
+| `matrix` | tiled batched matmul, and its vec4 form |
+| `conv` | `im2col`, `col2im` |
+| `resampling` | separable resampling by a table of taps |
+
+`wgsl` holds what they share (element types, the binding header, the 1-D entry point) and
+`expressions` the WGSL expression of each elementwise op.
+"""
+
+from burn.wgpu.kernels.conv import COL2IM, IM2COL, col2im, im2col
+from burn.wgpu.kernels.copying import COPY, convert, copy
+from burn.wgpu.kernels.creation import ARANGE, FILL, arange, fill
+from burn.wgpu.kernels.elementwise import (
+    BINARY,
+    BINARY_SCALAR,
+    BINARY_SCALAR_VEC4,
+    BINARY_VEC4,
+    MASK_WHERE,
+    UNARY,
+    UNARY_VEC4,
+    binary,
+    binary_vec4,
+    mask_where,
+    unary,
+    unary_vec4,
+)
+from burn.wgpu.kernels.expressions import binary_expr, unary_expr
+from burn.wgpu.kernels.indexing import GATHER, SCATTER_ADD, gather, scatter_add
+from burn.wgpu.kernels.layout import Dims, InfoLayout, InfoLayoutError, Strided, Word
+from burn.wgpu.kernels.matrix import MATMUL, matmul, matmul_vec4
+from burn.wgpu.kernels.reduction import REDUCE, reduce
+from burn.wgpu.kernels.resampling import RESAMPLE, resample
+from burn.wgpu.kernels.rng import RANDOM, random
+from burn.wgpu.kernels.sort import BITONIC_STEP, IOTA_ROWS, bitonic_step, iota_rows
+from burn.wgpu.kernels.wgsl import VEC_DTYPES, WG, compute, store
+
+__all__ = [
+    "ARANGE",
+    "BINARY",
+    "BINARY_SCALAR",
+    "BINARY_SCALAR_VEC4",
+    "BINARY_VEC4",
+    "BITONIC_STEP",
+    "COL2IM",
+    "COPY",
+    "FILL",
+    "GATHER",
+    "IM2COL",
+    "IOTA_ROWS",
+    "MASK_WHERE",
+    "MATMUL",
+    "RANDOM",
+    "REDUCE",
+    "RESAMPLE",
+    "SCATTER_ADD",
+    "UNARY",
+    "UNARY_VEC4",
+    "VEC_DTYPES",
+    "WG",
+    "Dims",
+    "InfoLayout",
+    "InfoLayoutError",
+    "Strided",
+    "Word",
+    "arange",
+    "binary",
+    "binary_expr",
+    "binary_vec4",
+    "bitonic_step",
+    "col2im",
+    "compute",
+    "convert",
+    "copy",
+    "fill",
+    "gather",
+    "im2col",
+    "iota_rows",
+    "mask_where",
+    "matmul",
+    "matmul_vec4",
+    "random",
+    "reduce",
+    "resample",
+    "scatter_add",
+    "store",
+    "unary",
+    "unary_expr",
+    "unary_vec4",
+]

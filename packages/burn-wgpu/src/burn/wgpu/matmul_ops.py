@@ -1,0 +1,108 @@
+"""Matmul on Wgpu: the tiled kernel for any layout and dtype, or the vec4 kernel where both
+operands can be read as vec4s; the tile shape comes from autotune (`autotune.py`)."""
+
+from __future__ import annotations
+
+import math
+
+from burn.tensor import DType
+from burn.wgpu import autotune
+from burn.wgpu import kernels as K
+from burn.wgpu.primitive import WgpuTensor, block, broadcast_shape
+
+
+def _vec_layout(lhs: WgpuTensor, rhs: WgpuTensor, batch, m: int, n: int, k: int):
+    """(A contiguous along k?, B contiguous along k?) when the vec4 matmul can read both
+    operands as they are, else None."""
+    if k % 4 or n % 4:
+        return None
+    ab = block(lhs, (*batch, m, k))
+    bb = block(rhs, (*batch, k, n))
+    a_off, a_batch, (a_rs, a_cs) = ab[1], ab[2:-2], ab[-2:]
+    b_off, b_batch, (b_rs, b_cs) = bb[1], bb[2:-2], bb[-2:]
+    if a_off % 4 or b_off % 4 or any(s % 4 for s in (*a_batch, *b_batch)):
+        return None
+    if a_cs == 1 and a_rs % 4 == 0:
+        a_k = True
+    elif a_rs == 1 and a_cs % 4 == 0 and m % 4 == 0:
+        a_k = False
+    else:
+        return None
+    if b_cs == 1 and b_rs % 4 == 0:
+        b_k = False
+    elif b_rs == 1 and b_cs % 4 == 0:
+        b_k = True
+    else:
+        return None
+    return a_k, b_k
+
+
+class WgpuMatmulOps:
+    """`matmul` of the Wgpu backend (a mixin of `WgpuBackend`)."""
+
+    def matmul(self, lhs: WgpuTensor, rhs: WgpuTensor):
+        a, b = lhs.shape, rhs.shape
+        m, k, n = a[-2], a[-1], b[-1]
+        batch = broadcast_shape(a[:-2], b[:-2])
+        out = self._like(lhs, (*batch, m, n))
+        batches = math.prod(batch)
+        if out.numel == 0:
+            return out
+        if k == 0:
+            return self.full(out.shape, 0, lhs.dtype, lhs.device)
+        layout = None
+        if lhs.dtype is DType.F32 and 2 * m * n * k * batches >= autotune.VEC_MIN_FLOPS:
+            layout = _vec_layout(lhs, rhs, batch, m, n, k)
+            if layout is None:
+                # Copying a strided operand costs O(size); the vec4 kernel saves far more.
+                lhs, rhs = self.contiguous(lhs), self.contiguous(rhs)
+                layout = _vec_layout(lhs, rhs, batch, m, n, k)
+        variant = autotune.variant(layout, m, n, k)
+        cfg = autotune.matmul_config(self, lhs.rt, lhs.dtype, m, n, k, batches, variant)
+        if cfg is None:  # first of its shape class on this device: tuning computes `out`
+            autotune.tune(self, lhs.rt, lhs.dtype, lhs, rhs, out, batch, m, n, k, layout)
+        else:
+            self._matmul_launch(lhs, rhs, out, batch, cfg, layout)
+        return out
+
+    def _matmul_launch(self, lhs, rhs, out, batch, cfg, layout=None) -> None:
+        lhs.rt.launch(*self._matmul_plan(lhs, rhs, out, batch, cfg, layout))
+
+    def _matmul_plan(self, lhs, rhs, out, batch, cfg, layout=None) -> tuple:
+        """The arguments of `Runtime.launch` for one matmul (autotune replays them as they are,
+        so that its timings are the GPU's, not this method's)."""
+        bm, bn, bk, tm, tn = cfg
+        m, k, n = lhs.shape[-2], lhs.shape[-1], rhs.shape[-1]
+        batches = math.prod(batch)
+        ab = block(lhs, (*batch, m, k))[2:]
+        bb = block(rhs, (*batch, k, n))[2:]
+        info = K.MATMUL.pack(
+            m=m,
+            n=n,
+            k=k,
+            batches=batches,
+            batch_shape=batch,
+            a_offset=lhs.offset,
+            a_strides=ab,
+            b_offset=rhs.offset,
+            b_strides=bb,
+        )
+        col_tiles = -(-n // bn)
+        total = -(-m // bm) * batches
+        gy = min(total, lhs.rt.max_groups)
+        gz = -(-total // gy)
+        if layout is None:
+            source = K.matmul(lhs.dtype, bm, bn, bk, tm, tn)
+        else:
+            exact = m % bm == 0 and n % bn == 0 and k % bk == 0
+            source = K.matmul_vec4(bm, bn, bk, tm, tn, *layout, exact)
+        handles = (lhs.handle, rhs.handle, out.handle)
+        return source, ("r", "r", "rw"), handles, info, (col_tiles, gy, gz)
+
+    def matmul_variant_ok(self, cfg, layout) -> bool:
+        """Whether tile shape `cfg` exists for the kernel variant `layout` (vec4 needs TM, TN
+        multiples of 4 and whole vec4 loads per tile)."""
+        if layout is None:
+            return True
+        bm, bn, bk, tm, tn = cfg
+        return tm % 4 == 0 and tn % 4 == 0 and bk % 4 == 0

@@ -1,0 +1,83 @@
+"""`WgpuTensor`, the Wgpu backend's primitive: a strided view of a pooled GPU buffer, and the
+helpers that describe views to kernels.
+
+A primitive is a pooled buffer handle with shape, element strides, an element offset and a
+dtype, so permute, expand, slice and reshape of contiguous data are views that copy nothing.
+Kernels read strided operands directly; results are always fresh contiguous buffers.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+from burn.tensor import DType
+from burn.wgpu.pool import Handle
+
+
+def row_major(shape) -> tuple[int, ...]:
+    """The contiguous strides of `shape` (memoized: every new tensor and view asks)."""
+    return _row_major(tuple(shape))
+
+
+@functools.lru_cache(maxsize=4096)
+def _row_major(shape: tuple[int, ...]) -> tuple[int, ...]:
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
+
+
+class WgpuTensor:
+    """A strided view of a pooled GPU buffer. Buffers are never written after creation."""
+
+    __slots__ = ("handle", "shape", "strides", "offset", "dtype", "device", "rt", "host")
+
+    def __init__(
+        self, handle: Handle, shape, strides, offset: int, dtype: DType, device, rt, host=None
+    ):
+        self.handle = handle
+        self.shape = tuple(map(int, shape))
+        self.strides = tuple(map(int, strides))
+        self.offset = int(offset)
+        self.dtype = dtype
+        self.device = device
+        self.rt = rt
+        self.host = host
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+    def is_contiguous(self) -> bool:
+        if self.strides == row_major(self.shape):
+            return True
+        return all(
+            n == 1 or s == e
+            for n, s, e in zip(self.shape, self.strides, row_major(self.shape), strict=True)
+        )
+
+    def view(self, shape, strides, offset) -> WgpuTensor:
+        return WgpuTensor(self.handle, shape, strides, offset, self.dtype, self.device, self.rt)
+
+    def __repr__(self) -> str:
+        shape, strides = list(self.shape), list(self.strides)
+        return f"WgpuTensor(shape={shape}, dtype={self.dtype.value}, strides={strides})"
+
+
+def block(t: WgpuTensor, shape) -> list[int]:
+    """The info block `[contiguous flag, offset, strides...]` reading `t` broadcast to `shape`."""
+    strides = [
+        0 if n == 1 and m != 1 else s for n, m, s in zip(t.shape, shape, t.strides, strict=True)
+    ]
+    flag = int(tuple(t.shape) == tuple(shape) and t.is_contiguous())
+    return [flag, t.offset, *strides]
+
+
+def broadcast_shape(*shapes) -> tuple[int, ...]:
+    out = []
+    for dims in zip(*shapes, strict=True):
+        big = [n for n in dims if n != 1]
+        out.append(big[0] if big else 1)
+    return tuple(out)
