@@ -163,8 +163,8 @@ def test_a_float_mean_is_one_launch():
     x = np.arange(24, dtype=np.float32).reshape(4, 6)
     p = up(x)
     launches = rt.launches
-    out = Wgpu.mean_dim(p, 1)
+    out = Wgpu.float_mean_dim(p, 1)
     assert rt.launches - launches == 1
     np.testing.assert_allclose(down(out), x.mean(1, keepdims=True), rtol=1e-6)
     ints = up(np.array([[1, 2], [4, 4]]), np.int32)
-    np.testing.assert_array_equal(down(Wgpu.mean_dim(ints, 1)), [[1], [4]])  # integer division
+    np.testing.assert_array_equal(down(Wgpu.int_mean_dim(ints, 1)), [[1], [4]])  # integer division

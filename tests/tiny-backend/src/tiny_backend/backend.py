@@ -143,14 +143,20 @@ def _rem(a: np.ndarray, b: np.ndarray, is_int: bool) -> np.ndarray:
 
 
 def _pow(a: np.ndarray, b: np.ndarray, is_int: bool) -> np.ndarray:
-    """Powers; an integer to a negative power is the float power truncated (1/2 -> 0)."""
+    """Powers; an integer to a negative power is the real power truncated toward zero.
+
+    That is 1 for a base of 1, +-1 for -1 (by the exponent's parity) and 0 otherwise, 0
+    included (the contract's rule, where 0 ** -1 would be a division by zero).
+    """
     if not is_int:
         return np.power(a, b)
-    exact = np.power(a, np.maximum(b, 0).astype(b.dtype))
-    if not (b < 0).any():
+    negative = b < 0
+    exact = np.power(a, np.where(negative, 0, b).astype(b.dtype))
+    if not negative.any():
         return exact
-    approx = np.trunc(np.power(a.astype(np.float64), b.astype(np.float64)))
-    return np.where(b < 0, approx.astype(a.dtype), exact)
+    odd = (b % 2).astype(bool)
+    tiny = np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0)).astype(a.dtype)
+    return np.where(negative, tiny, exact)
 
 
 _BINARY = {

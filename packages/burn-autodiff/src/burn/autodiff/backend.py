@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import threading
 
-from burn.autodiff import rules
+from burn.autodiff import named, rules
 from burn.autodiff.graph import Gradients, Node, leaf, run_backward
 from burn.autodiff.module_rules import ModuleRules
 from burn.backend import Backend, Device
+from burn.backend.ops import BOOL_OPS, FLOAT_OPS, INT_OPS, AutodiffOps
 from burn.tensor.errors import BackendError, KindError
 
 
@@ -67,7 +68,7 @@ def _inner_device(device):
     return device.inner if isinstance(device, AutodiffDevice) else device
 
 
-class AutodiffBackend(ModuleRules, Backend):
+class AutodiffBackend(ModuleRules, named.NamedRules, Backend):
     """Reverse-mode automatic differentiation around any backend. Build with `Autodiff(B)`."""
 
     def __init__(self, inner: Backend, checkpointing: CheckpointingStrategy | None = None):
@@ -116,25 +117,39 @@ class AutodiffBackend(ModuleRules, Backend):
         node = Node(parents, lambda grad: backward(grad, tracked), name)
         return ADPrimitive(value, node)
 
-    def wrap(self, value) -> ADPrimitive:
-        """An untracked primitive around an inner one (`Tensor.from_inner`)."""
+    def _untracked(self, value) -> ADPrimitive:
         return ADPrimitive(value)
 
-    def unwrap(self, p):
-        """The inner primitive (`Tensor.inner`)."""
-        return p.value
+    def _inner_device(self, device):
+        return _inner_device(device)
+
+    # ------------------------------------------------------------------ the autodiff protocol
+    def tracks_gradients(self) -> bool:
+        return True
+
+    def float_inner(self, tensor):
+        return tensor.value
+
+    int_inner = bool_inner = float_inner
+
+    def float_from_inner(self, tensor):
+        return ADPrimitive(tensor)
+
+    int_from_inner = bool_from_inner = float_from_inner
 
     # ------------------------------------------------------------------ require grad
-    def float_set_require_grad(self, p, flag: bool):
-        if flag:
-            return p if p.node is not None and p.node.is_leaf else ADPrimitive(p.value, leaf())
-        return ADPrimitive(p.value)
+    def float_set_require_grad(self, tensor, require_grad: bool):
+        if require_grad:
+            if tensor.node is not None and tensor.node.is_leaf:
+                return tensor
+            return ADPrimitive(tensor.value, leaf())
+        return ADPrimitive(tensor.value)
 
-    def float_is_require_grad(self, p) -> bool:
-        return p.node is not None
+    def float_is_require_grad(self, tensor) -> bool:
+        return tensor.node is not None
 
-    def float_detach(self, p):
-        return ADPrimitive(p.value)
+    def float_detach(self, tensor):
+        return ADPrimitive(tensor.value)
 
     def backward(self, tensor) -> Gradients:
         """Gradients of `tensor` with respect to every leaf it depends on."""
@@ -149,21 +164,21 @@ class AutodiffBackend(ModuleRules, Backend):
         seed = inner.full(inner.shape(p.value), 1, inner.dtype(p.value), inner.device_of(p.value))
         return run_backward(inner, p.node, seed)
 
-    def grad(self, p, grads: Gradients):
+    def grad(self, tensor, grads: Gradients):
         """The gradient of a leaf as an inner primitive, or None."""
-        if p.node is None:
+        if tensor.node is None:
             return None
-        return grads.get(p.node.id)
+        return grads.get(tensor.node.id)
 
-    def grad_remove(self, p, grads: Gradients):
-        if p.node is None:
+    def grad_remove(self, tensor, grads: Gradients):
+        if tensor.node is None:
             return None
-        return grads.remove(p.node.id)
+        return grads.remove(tensor.node.id)
 
-    def grad_replace(self, p, grads: Gradients, grad) -> None:
-        if p.node is None:
+    def grad_replace(self, tensor, grads: Gradients, grad) -> None:
+        if tensor.node is None:
             raise BackendError("grad_replace: the tensor does not require a gradient")
-        grads.register(p.node.id, grad)
+        grads.register(tensor.node.id, grad)
 
     # ================================================================== required core
     def from_data(self, data, device):
@@ -344,19 +359,7 @@ class AutodiffBackend(ModuleRules, Backend):
             return ADPrimitive(out)
         return self._track(out, (p,), lambda g, t: (rule(inner, x, dim, out, g),), op)
 
-    # ================================================================== faster composites
-    # Defaults would also differentiate correctly; these keep the inner backend's fast paths.
-    def mean_dim(self, p, dim):
-        inner = self._inner
-        x = p.value
-        out = inner.mean_dim(x, dim)
-        if p.node is None:
-            return ADPrimitive(out)
-        shape, n = inner.shape(x), inner.shape(x)[dim]
-        return self._track(
-            out, (p,), lambda g, t: (inner.expand(inner.binary_scalar("div", g, n), shape),), "mean"
-        )
-
+    # ================================================================== creation (untracked)
     def full(self, shape, value, dtype, device):
         return ADPrimitive(self._inner.full(shape, value, dtype, _inner_device(device)))
 
@@ -369,60 +372,32 @@ class AutodiffBackend(ModuleRules, Backend):
     def scalar_like(self, p, value):
         return ADPrimitive(self._inner.scalar_like(p.value, value))
 
-    def tri_mask(self, shape, offset, upper, device):
-        return ADPrimitive(self._inner.tri_mask(shape, offset, upper, _inner_device(device)))
 
-    def is_nan(self, p):
-        return ADPrimitive(self._inner.is_nan(p.value))
+def _unwrap(value):
+    """An argument as the inner backend takes it."""
+    if isinstance(value, ADPrimitive):
+        return value.value
+    if isinstance(value, AutodiffDevice):
+        return value.inner
+    if isinstance(value, list):
+        return [_unwrap(v) for v in value]
+    return value
 
-    def any_dim(self, p, dim):
-        return ADPrimitive(self._inner.any_dim(p.value, dim))
 
-    def all_dim(self, p, dim):
-        return ADPrimitive(self._inner.all_dim(p.value, dim))
-
-    def matmul(self, lhs, rhs):
-        inner = self._inner
-        a, b = lhs.value, rhs.value
-
-        def backward(g, tracked):
-            return rules.matmul_backward(inner, a, b, g, tracked)
-
-        return self._track(inner.matmul(a, b), (lhs, rhs), backward, "matmul")
-
-    def cat(self, ps, dim):
-        inner = self._inner
-        sizes = [inner.shape(p.value)[dim] for p in ps]
-
-        def backward(g, tracked):
-            out, start = [], 0
-            shape = inner.shape(g)
-            for n, need in zip(sizes, tracked, strict=True):
-                ranges = tuple(
-                    (start, start + n, 1) if d == dim else (0, s, 1) for d, s in enumerate(shape)
-                )
-                out.append(inner.slice(g, ranges) if need else None)
-                start += n
-            return tuple(out)
-
-        return self._track(inner.cat([p.value for p in ps], dim), tuple(ps), backward, "cat")
-
-    def flip(self, p, axes):
-        inner = self._inner
-        return self._track(
-            inner.flip(p.value, axes), (p,), lambda g, t: (inner.flip(g, axes),), "flip"
-        )
-
-    def select(self, p, dim, indices):
-        return self._indexed_read("select", "select_add", p, dim, indices)
-
-    def select_add(self, p, dim, indices, values):
-        return self._indexed_add("select", "select_add", p, dim, indices, values)
-
-    def sort_with_indices(self, p, dim, descending=False):
-        _, idx = self._inner.sort_with_indices(p.value, dim, descending)
-        indices = ADPrimitive(idx)
-        return self.gather(p, dim, indices), indices
+# Ops that cannot carry a gradient run on the inner backend untracked; `AUTODIFF_OPS` names the
+# protocol, which this class implements itself.
+AUTODIFF_OPS = frozenset(n for n in vars(AutodiffOps) if not n.startswith("_"))
+_RULES = named.build()
+for _name, _method in _RULES.items():
+    setattr(AutodiffBackend, _name, _method)
+_HAS_RULE = frozenset(_RULES) | frozenset(
+    n for n in vars(named.NamedRules) if n.startswith("float_")
+)
+_UNTRACKED = sorted(
+    n for n in (*FLOAT_OPS, *INT_OPS, *BOOL_OPS) if n not in _HAS_RULE and n not in AUTODIFF_OPS
+) + sorted(n for n in dir(Backend) if n.endswith("_backward") and not n.startswith("_"))
+for _name in _UNTRACKED:
+    setattr(AutodiffBackend, _name, named.forwarded(_name, ADPrimitive, _unwrap))
 
 
 _lock = threading.Lock()

@@ -68,8 +68,7 @@ class CustomOp:
             raise BackendError(f"{cls.__name__}.apply: needs at least one tensor input")
         backend = tensors[0].backend
         ctx = Context()
-        unwrap = getattr(backend, "unwrap", None)
-        if unwrap is None or not hasattr(backend, "backward"):
+        if not backend.tracks_gradients():
             return cls.forward(ctx, *inputs)
         inner_inputs = tuple(x.inner() if isinstance(x, Tensor) else x for x in inputs)
         ctx.needs_grad = tuple(

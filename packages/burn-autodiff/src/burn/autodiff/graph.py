@@ -113,7 +113,7 @@ def run_backward(inner, root: Node, seed) -> Gradients:
             if parent is None or pgrad is None:
                 continue
             prev = pending.get(parent.id)
-            pending[parent.id] = pgrad if prev is None else inner.binary("add", prev, pgrad)
+            pending[parent.id] = pgrad if prev is None else inner.float_add(prev, pgrad)
     for node in order:
         if not node.is_leaf:
             node.backward = _freed

@@ -8,6 +8,9 @@ so it keeps the composed default.
 
 from __future__ import annotations
 
+from burn.autodiff import rules
+from burn.backend import Backend
+
 
 def _conv(name: str):
     def forward(self, x, weight, bias, options):
@@ -67,7 +70,7 @@ def _max_pool(name: str):
             lambda g, t: (rule(xv, kernel_size, stride, padding, dilation, g, idx),),
             name,
         )
-        return tracked, self.wrap(idx)
+        return tracked, self._untracked(idx)
 
     def plain(self, x, kernel_size, stride, padding, dilation):
         return with_indices(self, x, kernel_size, stride, padding, dilation)[0]
@@ -126,6 +129,16 @@ class ModuleRules:
             "embedding",
         )
 
+    def unfold4d(self, x, kernel_size, options):
+        inner = self._inner
+        xv = x.value
+        return self._track(
+            inner.unfold4d(xv, kernel_size, options),
+            (x,),
+            lambda g, t: (inner.unfold4d_backward(xv, g, kernel_size, options),),
+            "unfold4d",
+        )
+
     # Activations with a backward op in the contract: one node instead of several.
     def relu(self, x):
         inner = self._inner
@@ -142,6 +155,47 @@ class ModuleRules:
         out = inner.sigmoid(x.value)
         return self._track(out, (x,), lambda g, t: (inner.sigmoid_backward(out, g),), "sigmoid")
 
+    # Activations without a backward op: the rule is written with the inner backend's ops.
+    def leaky_relu(self, x, negative_slope):
+        inner = self._inner
+        xv = x.value
+
+        def backward(g, tracked):
+            negative = inner.float_lower_elem(xv, 0)
+            return (inner.float_mask_where(g, negative, inner.float_mul_scalar(g, negative_slope)),)
+
+        return self._track(inner.leaky_relu(xv, negative_slope), (x,), backward, "leaky_relu")
+
+    def hard_sigmoid(self, x, alpha, beta):
+        inner = self._inner
+        xv = x.value
+
+        def backward(g, tracked):
+            y = inner.float_add_scalar(inner.float_mul_scalar(xv, alpha), beta)
+            outside = inner.bool_or(inner.float_lower_elem(y, 0), inner.float_greater_elem(y, 1))
+            return (inner.float_mask_fill(inner.float_mul_scalar(g, alpha), outside, 0),)
+
+        return self._track(inner.hard_sigmoid(xv, alpha, beta), (x,), backward, "hard_sigmoid")
+
+    def prelu(self, x, alpha):
+        inner = self._inner
+        xv, av = x.value, alpha.value
+        a_shape = inner.shape(av)
+
+        def backward(g, tracked):
+            negative = inner.float_lower_elem(xv, 0)
+            gx = ga = None
+            if tracked[0]:
+                gx = inner.float_mask_where(g, negative, inner.float_mul(g, av))
+            if tracked[1]:
+                zeros = inner.scalar_like(g, 0)
+                ga = rules.unbroadcast(
+                    inner, inner.float_mask_where(zeros, negative, inner.float_mul(g, xv)), a_shape
+                )
+            return gx, ga
+
+        return self._track(inner.prelu(xv, av), (x, alpha), backward, "prelu")
+
     def log_sigmoid(self, x):
         inner = self._inner
         xv = x.value
@@ -151,3 +205,9 @@ class ModuleRules:
             lambda g, t: (inner.log_sigmoid_backward(xv, g),),
             "log_sigmoid",
         )
+
+
+for _name, _method in list(vars(ModuleRules).items()):
+    if callable(_method) and not _name.startswith("_"):
+        _method.__doc__ = getattr(Backend, _name).__doc__
+        _method.__wrapped__ = getattr(Backend, _name)

@@ -202,7 +202,7 @@ def matmul_backward(B, a, b, g, tracked):
     swap = tuple(range(rank - 2)) + (rank - 1, rank - 2)
     ga = gb = None
     if tracked[0]:
-        ga = unbroadcast(B, B.matmul(g, B.permute(b, swap)), B.shape(a))
+        ga = unbroadcast(B, B.float_matmul(g, B.permute(b, swap)), B.shape(a))
     if tracked[1]:
-        gb = unbroadcast(B, B.matmul(B.permute(a, swap), g), B.shape(b))
+        gb = unbroadcast(B, B.float_matmul(B.permute(a, swap), g), B.shape(b))
     return ga, gb

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from burn.backend_tests.helpers import other_backend, tensor
 from burn.tensor import (
+    AllocationError,
     Bool,
     DeviceError,
     DType,
@@ -250,3 +251,21 @@ def test_errors_are_not_bare_numpy_errors(backend, f2):
         f2.sum_dim(9)
     with pytest.raises(TypeError):
         f2.bool_not()
+
+
+def test_allocation_too_large_is_a_burn_error(backend):
+    """An allocation that cannot fit names the op and the shape (not a bare MemoryError)."""
+    with pytest.raises(AllocationError, match=r"zeros: .*\[1099511627776, 1073741824\]"):
+        Tensor.zeros([2**40, 2**30], backend.device())
+    with pytest.raises(AllocationError, match="random"):
+        Tensor.random([2**40, 2**30], device=backend.device())
+
+
+def test_reversed_slice_range_is_an_error(backend):
+    """Burn panics on a range whose start is after its end; Python indexing stays empty."""
+    t = tensor(backend, [1.0, 2.0, 3.0])
+    with pytest.raises(OutOfRangeError, match="reversed"):
+        t.slice([(2, 1)])
+    with pytest.raises(OutOfRangeError, match="reversed"):
+        t.slice_assign([(2, 1)], tensor(backend, [0.0]).narrow(0, 0, 0))
+    assert t[2:1].dims() == [0]

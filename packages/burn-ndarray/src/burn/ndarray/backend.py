@@ -82,8 +82,10 @@ class NdArrayBackend(NdArrayModuleOps, Backend):
     def expand(self, p, shape):
         return np.broadcast_to(p, shape)
 
-    def flip(self, p, axes):
-        return np.flip(p, axes)
+    def float_flip(self, tensor, axes):
+        return np.flip(tensor, axes)
+
+    int_flip = bool_flip = float_flip
 
     def slice(self, p, ranges):
         return p[tuple(slice(*r) for r in ranges)]
@@ -93,8 +95,10 @@ class NdArrayBackend(NdArrayModuleOps, Backend):
         out[tuple(slice(*r) for r in ranges)] = value
         return out
 
-    def cat(self, ps, dim):
-        return np.concatenate(ps, axis=dim)
+    def float_cat(self, tensors, dim):
+        return np.concatenate(tensors, axis=dim)
+
+    int_cat = bool_cat = float_cat
 
     # ------------------------------------------------------------------ indexing
     def gather(self, p, dim, indices):
@@ -114,15 +118,19 @@ class NdArrayBackend(NdArrayModuleOps, Backend):
         np.add.at(out, tuple(idx), values)
         return out
 
-    def select(self, p, dim, indices):
-        return np.take(p, indices, axis=dim)
+    def float_select(self, tensor, dim, indices):
+        return np.take(tensor, indices, axis=dim)
 
-    def select_add(self, p, dim, indices, values):
-        out = p.copy()
-        index = [slice(None)] * p.ndim
+    int_select = bool_select = float_select
+
+    def float_select_assign(self, tensor, dim, indices, value):
+        out = tensor.copy()
+        index = [slice(None)] * tensor.ndim
         index[dim] = indices
-        np.add.at(out, tuple(index), values)
+        np.add.at(out, tuple(index), value)
         return out
+
+    int_select_assign = bool_select_assign = float_select_assign
 
     def mask_where(self, p, mask, value):
         return np.where(mask, value, p).astype(p.dtype, copy=False)
@@ -151,17 +159,18 @@ class NdArrayBackend(NdArrayModuleOps, Backend):
         fn = _REDUCE[op]
         return fn(p, axis=dim, keepdims=True).astype(p.dtype, copy=False)
 
-    def mean_dim(self, p, dim):
-        if p.dtype.kind in "iu":
-            return super().mean_dim(p, dim)
+    def float_mean_dim(self, tensor, dim):
         return np.mean(
-            p, axis=dim, keepdims=True, dtype=np.float64 if p.dtype.itemsize < 4 else None
-        ).astype(p.dtype, copy=False)
+            tensor, axis=dim, keepdims=True, dtype=np.float64 if tensor.dtype.itemsize < 4 else None
+        ).astype(tensor.dtype, copy=False)
 
-    def matmul(self, lhs, rhs):
+    def float_matmul(self, lhs, rhs):
         return np.matmul(lhs, rhs)
 
-    def sort_with_indices(self, p, dim, descending=False):
+    int_matmul = float_matmul
+
+    def float_sort_with_indices(self, tensor, dim, descending):
+        p = tensor
         if not descending:
             idx = np.argsort(p, axis=dim, kind="stable")
         else:
@@ -174,14 +183,16 @@ class NdArrayBackend(NdArrayModuleOps, Backend):
             )
         return np.take_along_axis(p, idx, axis=dim), idx.astype(np.int64)
 
-    def tri_mask(self, shape, offset, upper, device):
+    int_sort_with_indices = float_sort_with_indices
+
+    def bool_tri_mask(self, shape, offset, upper, device):
         rows, cols = shape[-2], shape[-1]
         diff = np.arange(cols)[None, :] - np.arange(rows)[:, None]
         keep = diff >= offset if upper else diff <= offset
         return np.broadcast_to(~keep, tuple(shape))
 
-    def is_nan(self, p):
-        return np.isnan(p)
+    def float_is_nan(self, tensor):
+        return np.isnan(tensor)
 
 
 _REDUCE = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}

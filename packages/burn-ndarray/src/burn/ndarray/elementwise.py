@@ -33,6 +33,19 @@ def _int_div(a, b):
     return q + fix.astype(q.dtype)
 
 
+def _int_pow(a, b):
+    """Integer powers; a negative exponent gives the real result truncated toward zero
+    (1 for a base of 1, +-1 for -1 by parity, 0 otherwise, 0 included), as the contract says.
+    numpy raises on negative integer powers, so those positions are computed apart."""
+    negative = b < 0
+    if not negative.any():
+        return np.power(a, b)
+    exact = np.power(a, np.where(negative, 0, b).astype(b.dtype))
+    odd = (b % 2).astype(bool)
+    tiny = np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0))
+    return np.where(negative, tiny, exact)
+
+
 BINARY = {
     "add": np.add,
     "sub": np.subtract,
@@ -68,9 +81,7 @@ def binary(op: str, a: np.ndarray, b, dtype) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):  # IEEE inf/nan, as Burn: no warning
             return np.true_divide(a, b, dtype=dtype)
     if op == "pow" and dtype.kind in "iu":
-        if np.all(np.asarray(b) >= 0):
-            return np.power(a, b).astype(dtype, copy=False)
-        return np.trunc(np.power(a.astype(np.float64), b)).astype(dtype)
+        return _int_pow(a, np.asarray(b)).astype(dtype, copy=False)
     if op in _QUIET_BINARY:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             out = BINARY[op](a, b)

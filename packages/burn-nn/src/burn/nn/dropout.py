@@ -21,7 +21,7 @@ class DropoutConfig:
 
 def _tracks_gradients(x: Tensor) -> bool:
     """Training mode is the backend: only an autodiff backend trains."""
-    return getattr(x.backend, "backward", None) is not None
+    return x.backend.tracks_gradients()
 
 
 class Dropout(Module):

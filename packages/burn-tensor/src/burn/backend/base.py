@@ -5,6 +5,7 @@ from __future__ import annotations
 from burn.backend.device import Capabilities, Device
 from burn.backend.ops import (
     ActivationOps,
+    AutodiffOps,
     BoolTensorOps,
     FloatTensorOps,
     IntTensorOps,
@@ -13,12 +14,24 @@ from burn.backend.ops import (
 )
 
 
-class Backend(PrimitiveOps, FloatTensorOps, IntTensorOps, BoolTensorOps, ModuleOps, ActivationOps):
+class Backend(
+    PrimitiveOps,
+    FloatTensorOps,
+    IntTensorOps,
+    BoolTensorOps,
+    ModuleOps,
+    ActivationOps,
+    AutodiffOps,
+):
     """Base class of every backend.
 
     A backend is an instance (usually a module-level singleton such as `NdArray`). Subclasses
     implement the abstract core of `PrimitiveOps`; Python refuses to instantiate one that misses
-    a required method and names it. Everything else has a default.
+    a required method and names it. Every named op (`float_add`, `int_gather`, `conv2d`,
+    `relu`...) has a default composed from that core; a backend overrides the ones it runs
+    faster, and decorators (`Autodiff`) forward each named op to the same name on the backend
+    they wrap. The autodiff protocol (`backward`, `grad`, `float_set_require_grad`...) has
+    defaults for backends that do not track gradients.
 
     Class attributes to set:
         name: the registry name (`"ndarray"`).

@@ -11,6 +11,7 @@ from burn.tensor.display import PrintOptions, set_print_options
 from burn.tensor.distribution import Distribution
 from burn.tensor.dtype import DType
 from burn.tensor.errors import (
+    AllocationError,
     BackendError,
     BackendNotFoundError,
     BurnError,
@@ -20,12 +21,15 @@ from burn.tensor.errors import (
     OutOfRangeError,
     RankError,
     ShapeError,
+    UnknownNameError,
+    UsageError,
 )
 from burn.tensor.kind import Bool, Float, Int, Kind
 from burn.tensor.shape import Shape
 from burn.tensor.tensor import Tensor
 
 __all__ = [
+    "AllocationError",
     "BackendError",
     "BackendNotFoundError",
     "Bool",
@@ -43,6 +47,8 @@ __all__ = [
     "RankError",
     "Shape",
     "ShapeError",
+    "UnknownNameError",
+    "UsageError",
     "Tensor",
     "TensorData",
     "set_print_options",

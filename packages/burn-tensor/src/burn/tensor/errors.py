@@ -41,3 +41,15 @@ class BackendNotFoundError(BurnError, ImportError):
 
 class BackendError(BurnError, RuntimeError):
     """A backend that cannot do what was asked (for example `backward` without autodiff)."""
+
+
+class AllocationError(BurnError, MemoryError):
+    """A tensor too large for the device's memory (names the op and the shape)."""
+
+
+class UsageError(BurnError, TypeError):
+    """A call spelled for another library (PyTorch, numpy); the message names Burn's spelling."""
+
+
+class UnknownNameError(BurnError, AttributeError):
+    """An attribute `Tensor` does not have; PyTorch names get the Burn equivalent."""

@@ -22,6 +22,10 @@ class Shape:
     def num_dims(self) -> int:
         return len(self.dims)
 
+    def __call__(self) -> Shape:
+        """The shape itself, so `t.shape()` (Burn's spelling) and `t.shape` (PyTorch's) agree."""
+        return self
+
     def __len__(self) -> int:
         return len(self.dims)
 

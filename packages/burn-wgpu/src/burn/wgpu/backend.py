@@ -373,13 +373,15 @@ class WgpuBackend(WgpuReduceOps, WgpuMatmulOps, WgpuModuleOps, Backend):
         p.rt.launch(source, access, handles, info, _groups(n), checks_indices=True)
         return out
 
-    def select(self, p: WgpuTensor, dim: int, indices: WgpuTensor):
-        self._check_indices(indices, p.shape[dim], "select")
-        return super().select(p, dim, indices)
+    def float_select(self, tensor: WgpuTensor, dim: int, indices: WgpuTensor):
+        self._check_indices(indices, tensor.shape[dim], "select")
+        return super().float_select(tensor, dim, indices)
 
-    def select_add(self, p: WgpuTensor, dim: int, indices: WgpuTensor, values: WgpuTensor):
-        self._check_indices(indices, p.shape[dim], "select_assign")
-        return super().select_add(p, dim, indices, values)
+    def float_select_assign(
+        self, tensor: WgpuTensor, dim: int, indices: WgpuTensor, value: WgpuTensor
+    ):
+        self._check_indices(indices, tensor.shape[dim], "select_assign")
+        return super().float_select_assign(tensor, dim, indices, value)
 
     def mask_where(self, p: WgpuTensor, mask: WgpuTensor, value: WgpuTensor):
         shape = broadcast_shape(p.shape, mask.shape, value.shape)
@@ -480,6 +482,13 @@ class WgpuBackend(WgpuReduceOps, WgpuMatmulOps, WgpuModuleOps, Backend):
         values = self.permute(self.slice(vals, ranges), inverse)
         indices = self.permute(self.slice(idx, ranges), inverse)
         return values, indices
+
+    # The contract's named ops that the kernels above serve, for every kind they apply to.
+    float_cat = int_cat = bool_cat = cat
+    int_select = bool_select = float_select
+    int_select_assign = bool_select_assign = float_select_assign
+    float_matmul = int_matmul = matmul
+    float_sort_with_indices = int_sort_with_indices = sort_with_indices
 
 
 Wgpu = WgpuBackend()

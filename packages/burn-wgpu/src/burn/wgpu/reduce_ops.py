@@ -10,13 +10,11 @@ from burn.wgpu.primitive import WgpuTensor
 
 
 class WgpuReduceOps:
-    """`reduce` and the float `mean_dim` of the Wgpu backend (a mixin of `WgpuBackend`)."""
+    """`reduce` and `float_mean_dim` of the Wgpu backend (a mixin of `WgpuBackend`)."""
 
-    def mean_dim(self, p: WgpuTensor, dim: int):
+    def float_mean_dim(self, tensor: WgpuTensor, dim: int):
         """Float means divide inside the reduction kernel (one launch, not a sum and a divide)."""
-        if not p.dtype.is_float:
-            return super().mean_dim(p, dim)
-        return self.reduce("mean", p, dim)
+        return self.reduce("mean", tensor, dim)
 
     def reduce(self, op: str, p: WgpuTensor, dim: int):
         """`op` (sum, prod, max, min, argmax, argmin, or mean for floats) along `dim`."""

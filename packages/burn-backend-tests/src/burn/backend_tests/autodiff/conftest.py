@@ -12,7 +12,7 @@ def ad_backend(backend):
     burn-autodiff is optional for the suite; without it these tests skip rather than fail,
     so a backend author can run the forward suite alone.
     """
-    if hasattr(backend, "backward"):
+    if backend.tracks_gradients():
         return backend
     from burn.backend import registry
     from burn.tensor.errors import BackendNotFoundError

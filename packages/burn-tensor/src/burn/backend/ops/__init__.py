@@ -1,14 +1,10 @@
 """The Backend contract, grouped like Burn's ops traits."""
 
 from burn.backend.ops.activation import ActivationOps
-from burn.backend.ops.kinds import (
-    BOOL_OPS,
-    FLOAT_OPS,
-    INT_OPS,
-    BoolTensorOps,
-    FloatTensorOps,
-    IntTensorOps,
-)
+from burn.backend.ops.autodiff import AutodiffOps
+from burn.backend.ops.bool_ops import BoolTensorOps
+from burn.backend.ops.float_ops import FloatTensorOps
+from burn.backend.ops.int_ops import IntTensorOps
 from burn.backend.ops.module import ModuleOps
 from burn.backend.ops.primitive import (
     BINARY_OPS,
@@ -18,8 +14,18 @@ from burn.backend.ops.primitive import (
     PrimitiveOps,
 )
 
+
+def _names(group: type, prefix: str) -> frozenset[str]:
+    return frozenset(n for n in vars(group) if n.startswith(prefix))
+
+
+FLOAT_OPS = _names(FloatTensorOps, "float_")
+INT_OPS = _names(IntTensorOps, "int_")
+BOOL_OPS = _names(BoolTensorOps, "bool_")
+
 __all__ = [
     "ActivationOps",
+    "AutodiffOps",
     "BINARY_OPS",
     "BOOL_OPS",
     "BoolTensorOps",

@@ -16,6 +16,7 @@ class ActivationOps:
     """Activation ops with defaults built from `PrimitiveOps`."""
 
     def relu(self, x):
+        """max(x, 0), elementwise."""
         return self.binary_scalar("max", x, 0)
 
     def relu_backward(self, output, grad):
@@ -23,6 +24,7 @@ class ActivationOps:
         return self.mask_where(grad, self.binary_scalar("le", output, 0), self.scalar_like(grad, 0))
 
     def leaky_relu(self, x, negative_slope: float):
+        """x where x >= 0, else `negative_slope * x`."""
         scaled = self.binary_scalar("mul", x, negative_slope)
         return self.mask_where(x, self.binary_scalar("lt", x, 0), scaled)
 
@@ -38,6 +40,7 @@ class ActivationOps:
         return self.binary("mul", x, self.binary_scalar("add", cdf, 0.5))
 
     def gelu_backward(self, x, grad):
+        """Gradient of the exact gelu: `grad * (Phi(x) + x * phi(x))`."""
         erf = self.unary("erf", self.binary_scalar("div", x, _SQRT_2))
         cdf = self.binary_scalar("add", self.binary_scalar("mul", erf, 0.5), 0.5)
         square = self.binary("mul", x, x)
@@ -55,11 +58,13 @@ class ActivationOps:
         return self.mask_where(pos, self.binary_scalar("lt", x, 0), neg)
 
     def sigmoid_backward(self, output, grad):
+        """Gradient of sigmoid given its output: `grad * output * (1 - output)`."""
         one_minus = self.binary_scalar("sub", self.unary("neg", output), -1.0)
         return self.binary("mul", grad, self.binary("mul", output, one_minus))
 
     def hard_sigmoid(self, x, alpha: float, beta: float):
-        return self.clamp(
+        """`alpha * x + beta` clamped to [0, 1]."""
+        return self.float_clamp(
             self.binary_scalar("add", self.binary_scalar("mul", x, alpha), beta), 0, 1
         )
 

@@ -306,7 +306,7 @@ class ModuleOps:
                 for j, d, o, s in zip(pos, dilation, out, stride, strict=True)
             )
             taps.append(self.reshape(self.slice(xp, ranges), (n, c, 1, *out)))
-        return taps[0] if len(taps) == 1 else self.cat(taps, 2)
+        return taps[0] if len(taps) == 1 else self.float_cat(taps, 2)
 
     def _col2im(self, cols, kernel, stride, dilation, padding, size):
         """Adjoint of `_im2col`: `[N, C, taps, *out]` summed back into `[N, C, *size]`."""
@@ -336,7 +336,7 @@ class ModuleOps:
         length = math.prod(out)
         w = self.reshape(weight, (1, groups, o // groups, cg * taps))
         x = self.reshape(cols, (n, groups, cg * taps, length))
-        return self.reshape(self.matmul(w, x), (n, o, *out))
+        return self.reshape(self.float_matmul(w, x), (n, o, *out))
 
     def _grouped_matmul_t(self, weight, y, groups: int):
         """Transpose of `_grouped_matmul`: `y [N, O, *out]` -> `[N, C, taps, *out]`."""
@@ -345,7 +345,7 @@ class ModuleOps:
         taps = math.prod(kernel)
         w = self.permute(self.reshape(weight, (1, groups, o // groups, cg * taps)), (0, 1, 3, 2))
         g = self.reshape(y, (n, groups, o // groups, math.prod(out)))
-        return self.reshape(self.matmul(w, g), (n, groups * cg, taps, *out))
+        return self.reshape(self.float_matmul(w, g), (n, groups * cg, taps, *out))
 
     def _grouped_outer(self, y, cols, groups: int, weight_shape):
         """Sum over batch and positions of `y [N, O, *out]` times `cols [N, C, taps, *out]`."""
@@ -356,7 +356,7 @@ class ModuleOps:
         x = self.permute(
             self.reshape(cols, (n, groups, (c // groups) * taps, length)), (0, 1, 3, 2)
         )
-        total = self.reduce("sum", self.matmul(g, x), 0)
+        total = self.reduce("sum", self.float_matmul(g, x), 0)
         return self.reshape(total, tuple(weight_shape))
 
     def _add_bias(self, y, bias):
@@ -760,7 +760,7 @@ class ModuleOps:
         """Rows of `weights [n, d]` at Int `indices` (any shape): `[*indices.shape, d]`."""
         shape = tuple(self.shape(indices))
         flat = self.reshape(indices, (math.prod(shape),))
-        return self.reshape(self.select(weights, 0, flat), (*shape, self.shape(weights)[1]))
+        return self.reshape(self.float_select(weights, 0, flat), (*shape, self.shape(weights)[1]))
 
     def embedding_backward(self, weights, output_grad, indices):
         """Gradient of embedding with respect to `weights`: rows summed at their indices."""
@@ -768,7 +768,7 @@ class ModuleOps:
         count = math.prod(self.shape(indices))
         zeros = self.full((n, d), 0, self.dtype(output_grad), self.device_of(output_grad))
         flat = self.reshape(indices, (count,))
-        return self.select_add(zeros, 0, flat, self.reshape(output_grad, (count, d)))
+        return self.float_select_assign(zeros, 0, flat, self.reshape(output_grad, (count, d)))
 
     def unfold4d(self, x, kernel_size, options: UnfoldOptions):
         """Sliding blocks of `[N, C, H, W]` as columns: `[N, C * KH * KW, blocks]`."""
@@ -782,6 +782,21 @@ class ModuleOps:
         ]
         cols = self._im2col(x, kernel, options.stride, options.dilation, options.padding, out)
         return self.reshape(cols, (n, c * math.prod(kernel), math.prod(out)))
+
+    def unfold4d_backward(self, x, output_grad, kernel_size, options: UnfoldOptions):
+        """Gradient of unfold4d with respect to `x`: each column added back where it was read."""
+        n, c, *spatial = self.shape(x)
+        kernel = _dims(kernel_size, 2)
+        out = [
+            conv_output_size(size, k, s, p, d)
+            for size, k, s, p, d in zip(
+                spatial, kernel, options.stride, options.padding, options.dilation, strict=True
+            )
+        ]
+        cols = self.reshape(output_grad, (n, c, math.prod(kernel), *out))
+        return self._col2im(
+            cols, kernel, options.stride, options.dilation, options.padding, spatial
+        )
 
 
 def _pool_args(n: int, kernel, stride, padding, dilation=None):

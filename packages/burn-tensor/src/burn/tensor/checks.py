@@ -1,0 +1,29 @@
+"""Argument checks shared by the `Tensor` modules: scalars and broadcasting."""
+
+from __future__ import annotations
+
+import numpy as np
+from burn.tensor.errors import RankError, ShapeError
+
+# Binary op names whose scalar form is `<name>_elem` and whose result is Bool.
+ELEM_OPS = frozenset({"equal", "not_equal", "greater", "greater_equal", "lower", "lower_equal"})
+
+
+def is_scalar(value: object) -> bool:
+    """A Python or numpy number (or bool): the `*_scalar` / `*_elem` form of an op applies."""
+    return isinstance(value, (int, float, bool, np.number, np.bool_))
+
+
+def broadcast_shape(op: str, a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """The broadcast shape of two equal-rank shapes, or a ShapeError naming `op`."""
+    if len(a) != len(b):
+        raise RankError(f"{op}: ranks differ, {list(a)} vs {list(b)} (reshape or unsqueeze first)")
+    out = []
+    for x, y in zip(a, b, strict=True):
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        else:
+            raise ShapeError(f"{op}: shapes {list(a)} and {list(b)} do not broadcast")
+    return tuple(out)

@@ -1,0 +1,283 @@
+"""Creating tensors: from data, filled, random, ranges, masks, grids and `*_like`.
+
+Every creation goes through the backend's named creation ops (`float_from_data`,
+`float_zeros`, `float_full`, `float_random`, `int_arange_step`, `bool_tri_mask`...), inside
+`allocating`, which turns an allocation that cannot fit into an `AllocationError` naming the
+op and the shape.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+from burn.tensor import tensor as _t
+from burn.tensor.data import TensorData
+from burn.tensor.distribution import Distribution
+from burn.tensor.errors import (
+    AllocationError,
+    KindError,
+    RankError,
+    ShapeError,
+)
+from burn.tensor.kind import Bool, Float, Int, kind_of_dtype
+from burn.tensor.shape import Shape
+
+if TYPE_CHECKING:
+    from burn.tensor.tensor import Tensor
+
+
+class Creation:
+    """Class-level constructors (`Tensor.zeros(...)`) and `*_like` methods of `Tensor`."""
+
+    __slots__ = ()
+
+    # ================================================================== creation
+    @classmethod
+    def from_data(cls, data, device=None, dtype=None) -> Tensor:
+        """A tensor holding `data` (nested lists, numpy array, `TensorData`) on `device`.
+
+        The kind is the pinned one (`_t.Tensor[B, 2, Int]`), else inferred from the values; the
+        dtype is `dtype`, else the backend's default for the kind (f32 for floats, as in Burn).
+        """
+        if isinstance(data, _t.Tensor):
+            data = data.to_data()
+        if not isinstance(data, TensorData):
+            # Straight to the requested dtype: Python floats would otherwise pass through f32.
+            data = TensorData(data) if dtype is None else TensorData(data, dtype=dtype)
+        backend, device = cls._resolve(device)
+        kind = cls._kind or kind_of_dtype(data.dtype)
+        cls._check_rank(data.rank(), "from_data")
+        if data.rank() == 0:
+            raise RankError("from_data: a tensor needs at least one dimension (got a scalar)")
+        target = cls._creation_dtype(backend, kind, dtype)
+        if data.dtype is not target:
+            data = data.convert(target)
+        create = getattr(backend, kind.prefix + "from_data")
+        return cls._make(backend, create(data, device), kind)
+
+    @classmethod
+    def from_floats(cls, values, device=None) -> Tensor:
+        return _t.Tensor[cls._backend, cls._rank, Float].from_data(values, device)
+
+    @classmethod
+    def from_ints(cls, values, device=None) -> Tensor:
+        return _t.Tensor[cls._backend, cls._rank, Int].from_data(values, device)
+
+    @classmethod
+    def from_bool(cls, values, device=None) -> Tensor:
+        return _t.Tensor[cls._backend, cls._rank, Bool].from_data(values, device)
+
+    @classmethod
+    def _filled(cls, op, shape, value, device, dtype) -> Tensor:
+        shape = tuple(Shape(shape))
+        if any(d < 0 for d in shape):
+            raise ShapeError(f"{op}: negative dimension in {list(shape)}")
+        cls._check_rank(len(shape), op)
+        backend, device = cls._resolve(device)
+        kind = cls._kind or Float
+        dtype = cls._creation_dtype(backend, kind, dtype)
+        with allocating(op, shape, dtype):
+            primitive = filled_primitive(backend, kind, op, shape, value, device, dtype)
+        return cls._make(backend, primitive, kind)
+
+    @classmethod
+    def empty(cls, shape, device=None, dtype=None) -> Tensor:
+        return cls._filled("empty", shape, 0, device, dtype)
+
+    @classmethod
+    def zeros(cls, shape, device=None, dtype=None) -> Tensor:
+        return cls._filled("zeros", shape, 0, device, dtype)
+
+    @classmethod
+    def ones(cls, shape, device=None, dtype=None) -> Tensor:
+        return cls._filled("ones", shape, 1, device, dtype)
+
+    @classmethod
+    def full(cls, shape, value, device=None, dtype=None) -> Tensor:
+        return cls._filled("full", shape, value, device, dtype)
+
+    @classmethod
+    def random(
+        cls, shape, distribution: Distribution = Distribution.Default, device=None, dtype=None
+    ) -> Tensor:
+        """Random values from `distribution` (Float, or Int with integer-valued draws)."""
+        shape = tuple(Shape(shape))
+        cls._check_rank(len(shape), "random")
+        backend, device = cls._resolve(device)
+        kind = cls._kind or Float
+        if kind is Bool:
+            raise KindError("random: Bool tensors are drawn as Float and compared (use Bernoulli)")
+        dtype = cls._creation_dtype(backend, kind, dtype)
+        create = backend.float_random if kind is Float else backend.int_random
+        with allocating("random", shape, dtype):
+            primitive = create(shape, distribution, device, dtype)
+        return cls._make(backend, primitive, kind)
+
+    @classmethod
+    def arange(cls, start, end=None, device=None, dtype=None) -> Tensor:
+        """Int tensor [start, end); `arange(range(0, 5), device)` also works."""
+        if isinstance(start, range):
+            start, end, step, device = start.start, start.stop, start.step, end
+        else:
+            step = 1
+        return cls.arange_step(start, end, step, device, dtype)
+
+    @classmethod
+    def arange_step(cls, start: int, end: int, step: int, device=None, dtype=None) -> Tensor:
+        if step == 0:
+            raise ShapeError("arange_step: step must not be 0")
+        cls._check_rank(1, "arange")
+        if cls._kind not in (None, Int):
+            raise KindError(f"arange: builds Int tensors, not {cls._kind.name}")
+        backend, device = cls._resolve(device)
+        dtype = cls._creation_dtype(backend, Int, dtype)
+        return cls._make(backend, backend.int_arange_step(start, end, step, device, dtype), Int)
+
+    @classmethod
+    def eye(cls, size: int, device=None, dtype=None) -> Tensor:
+        """The identity matrix of `size` (Float unless pinned to Int)."""
+        cls._check_rank(2, "eye")
+        if size < 0:
+            raise ShapeError(f"eye: size must be >= 0, got {size}")
+        kind = cls._kind or Float
+        values = np.eye(size, dtype=np.int64 if kind is Int else np.float32)
+        return _t.Tensor[cls._backend, 2, kind].from_data(values, device, dtype)
+
+    @classmethod
+    def tril_mask(cls, shape, offset: int = 0, device=None) -> Tensor:
+        """Bool mask that is True above the `offset` diagonal (the part `tril` zeroes)."""
+        return cls._tri_mask(shape, offset, False, device)
+
+    @classmethod
+    def triu_mask(cls, shape, offset: int = 0, device=None) -> Tensor:
+        """Bool mask that is True below the `offset` diagonal (the part `triu` zeroes)."""
+        return cls._tri_mask(shape, offset, True, device)
+
+    @classmethod
+    def diag_mask(cls, shape, offset: int = 0, device=None) -> Tensor:
+        """Bool mask that is False on the `offset` diagonal and True elsewhere."""
+        upper = cls._tri_mask(shape, offset, True, device)
+        lower = cls._tri_mask(shape, offset, False, device)
+        return upper.bool_or(lower)
+
+    @classmethod
+    def _tri_mask(cls, shape, offset, upper, device) -> Tensor:
+        shape = tuple(Shape(shape))
+        if len(shape) < 2:
+            raise RankError(f"tri/diag mask: needs at least 2 dims, got {list(shape)}")
+        cls._check_rank(len(shape), "mask")
+        backend, device = cls._resolve(device)
+        return cls._make(backend, backend.bool_tri_mask(shape, offset, upper, device), Bool)
+
+    @staticmethod
+    def cat(tensors: Sequence[Tensor], dim: int) -> Tensor:
+        """Concatenate along an existing `dim`; other dims must match."""
+        if not tensors:
+            raise ShapeError("cat: needs at least one tensor")
+        first = tensors[0]
+        dim = first._dim(dim, "cat")
+        ref = first.shape_tuple()
+        prims = [first.primitive]
+        for t in tensors[1:]:
+            prims.append(first._peer(t, "cat"))
+            s = t.shape_tuple()
+            if len(s) != len(ref) or any(
+                a != b for i, (a, b) in enumerate(zip(s, ref, strict=True)) if i != dim
+            ):
+                shapes = [x.dims() for x in tensors]
+                raise ShapeError(f"cat: shapes {shapes} differ outside dim {dim}")
+        return first._new(first._op("cat")(prims, dim))
+
+    @staticmethod
+    def stack(tensors: Sequence[Tensor], dim: int) -> Tensor:
+        """Join along a new `dim` (all shapes equal)."""
+        if not tensors:
+            raise ShapeError("stack: needs at least one tensor")
+        rank = tensors[0].rank() + 1
+        dim = tensors[0]._dim(dim, "stack", rank)
+        shapes = {t.shape_tuple() for t in tensors}
+        if len(shapes) > 1:
+            raise ShapeError(f"stack: shapes differ: {[t.dims() for t in tensors]}")
+        return _t.Tensor.cat([t.unsqueeze_dim(dim) for t in tensors], dim)
+
+    # ================================================================== likes
+    def _filled_as(self, op: str, shape, value) -> Tensor:
+        """A tensor of this one's backend, kind, dtype and device, of `shape`, filled."""
+        return self._new(
+            filled_primitive(
+                self.backend, self.kind, op, tuple(shape), value, self.device(), self.dtype
+            )
+        )
+
+    def zeros_like(self) -> Tensor:
+        return self.full_like(0)
+
+    def ones_like(self) -> Tensor:
+        return self.full_like(1)
+
+    def full_like(self, value) -> Tensor:
+        return self._filled_as("full", self.shape_tuple(), value)
+
+    def empty_like(self) -> Tensor:
+        return self.zeros_like()
+
+    def random_like(self, distribution: Distribution = Distribution.Default) -> Tensor:
+        self._require("random_like", Float)
+        return self._new(
+            self.backend.float_random(self.shape_tuple(), distribution, self.device(), self.dtype)
+        )
+
+    @classmethod
+    def cartesian_grid(cls, shape, device=None) -> Tensor:
+        """Int tensor `[*shape, len(shape)]` holding each position's coordinates."""
+        shape = tuple(Shape(shape))
+        if not shape:
+            raise RankError("cartesian_grid: needs at least one dimension")
+        cls._check_rank(len(shape) + 1, "cartesian_grid")
+        backend, device = cls._resolve(device)
+        rank = len(shape)
+        axes = []
+        for d, n in enumerate(shape):
+            view = [1] * rank
+            view[d] = n
+            axis = _t.Tensor[backend, 1, Int].arange(0, n, device).reshape(view).expand(list(shape))
+            axes.append(axis)
+        return _t.Tensor.stack(axes, rank)
+
+
+@contextlib.contextmanager
+def allocating(op: str, shape, dtype):
+    """Turn the host's or a device's out-of-memory into an `AllocationError` naming the op."""
+    try:
+        yield
+    except MemoryError as e:
+        if isinstance(e, AllocationError):
+            raise
+        raise AllocationError(
+            f"{op}: cannot allocate a {dtype.value} tensor of shape {list(shape)} ({e})"
+        ) from None
+    except OverflowError as e:
+        raise AllocationError(
+            f"{op}: a {dtype.value} tensor of shape {list(shape)} is too large ({e})"
+        ) from None
+    except ValueError as e:
+        if "too big" not in str(e) and "maximum" not in str(e):
+            raise
+        raise AllocationError(
+            f"{op}: a {dtype.value} tensor of shape {list(shape)} is too large ({e})"
+        ) from None
+
+
+def filled_primitive(backend, kind, op: str, shape, value, device, dtype):
+    """A primitive of `shape` filled with `value` through the kind's named creation op."""
+    if kind is Bool:
+        return backend.bool_full(shape, value, device)
+    prefix = "float_" if kind is Float else "int_"
+    if op in ("zeros", "empty") or (op == "full" and value == 0 and type(value) is int):
+        return getattr(backend, prefix + "zeros")(shape, device, dtype)
+    if op == "ones":
+        return getattr(backend, prefix + "ones")(shape, device, dtype)
+    return getattr(backend, prefix + "full")(shape, value, device, dtype)
