@@ -487,7 +487,7 @@ class WgpuBackend(WgpuReduceOps, WgpuMatmulOps, WgpuModuleOps, Backend):
     float_cat = int_cat = bool_cat = cat
     int_select = bool_select = float_select
     int_select_assign = bool_select_assign = float_select_assign
-    float_matmul = int_matmul = matmul
+    float_matmul = int_matmul = WgpuMatmulOps.matmul
     float_sort_with_indices = int_sort_with_indices = sort_with_indices
 
 
