@@ -6,7 +6,7 @@ B = Autodiff(Fusion(NdArray))  # NdArray has no fuser: Fusion runs its ops eager
 ```
 """
 
-from burn.fusion.backend import Fusion, FusedBackend, FusionDevice, FusionTensor
+from burn.fusion.backend import FusedBackend, Fusion, FusionDevice, FusionTensor
 from burn.fusion.contract import (
     FUSABLE_CORE_OPS,
     FusionBackend,

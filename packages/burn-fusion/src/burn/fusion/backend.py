@@ -24,8 +24,15 @@ from collections.abc import Callable
 from typing import Any
 
 from burn.backend import Backend, Device
-from burn.backend.ops import BOOL_OPS, COMPARISON_OPS, FLOAT_OPS, INT_OPS
-from burn.backend.ops import ActivationOps, ModuleOps, PrimitiveOps
+from burn.backend.ops import (
+    BOOL_OPS,
+    COMPARISON_OPS,
+    FLOAT_OPS,
+    INT_OPS,
+    ActivationOps,
+    ModuleOps,
+    PrimitiveOps,
+)
 from burn.fusion.contract import FUSABLE_CORE_OPS, FusionBackend, fusion_backend_for
 from burn.fusion.ir import Node
 from burn.fusion.stream import FusionStats, Stream
