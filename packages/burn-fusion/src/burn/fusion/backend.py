@@ -7,10 +7,11 @@ a recorded `Node` waiting in the stream. Which ops are recorded is decided once 
   `full`, `scalar_like`) is recorded when the backend's fuser stands for it, i.e. `type(B)`
   still uses the very function the fuser lists in `implementations()`, and the fuser supports
   the node's op and dtype; otherwise it runs on the inner backend at once;
-- a named op (`float_add`, `relu`, `conv2d`...) that the inner backend overrides is forwarded
-  to that override (its inputs computed first), as every decorator does; one the inner backend
-  leaves to the contract runs as the contract's default composition on the decorator, so its
-  elementwise pieces are recorded and fused;
+- a named op (`float_add`, `relu`...) that the inner backend overrides is forwarded to that
+  override (its inputs computed first), as every decorator does; one the inner backend leaves
+  to the contract runs as the contract's default composition on the decorator, so its
+  elementwise pieces are recorded and fused; module ops (`conv2d`, pooling...) are always
+  forwarded, since their defaults call hooks the backend may replace;
 - everything else (reads, layout, indexing, reductions, random) flushes the stream where its
   inputs are pending and runs on the inner backend.
 
@@ -93,6 +94,7 @@ _METADATA = frozenset({"shape", "dtype", "device_of", "into_data", "same_device"
 NAMED_OPS = frozenset(
     FLOAT_OPS | INT_OPS | BOOL_OPS | _public(ModuleOps) | _public(ActivationOps)
 ) - {"float_into_data", "int_into_data", "bool_into_data"}
+MODULE_OPS = frozenset(_public(ModuleOps))
 CORE_OPS = frozenset(_public(PrimitiveOps) - _NOT_OPS - _METADATA - FUSABLE_CORE_OPS)
 
 
@@ -112,8 +114,9 @@ class FusedBackend(Backend):
             self._recorded = frozenset(
                 op for op in FUSABLE_CORE_OPS if op in impls and getattr(cls, op, None) is impls[op]
             )
-        # Named ops run as the contract's composition only where that fuses something.
-        self._overridden = frozenset(
+        # Named ops run as the contract's composition only where that fuses something: never
+        # the module ops, whose defaults call hooks a backend may replace (Wgpu's im2col).
+        self._overridden = MODULE_OPS | frozenset(
             n for n in NAMED_OPS if getattr(cls, n, None) is not getattr(Backend, n)
         )
         self.stream = Stream(fuser) if fuser is not None else None
