@@ -199,3 +199,26 @@ def test_a_training_step_matches_autodiff_wgpu_in_fewer_launches(rng):
     np.testing.assert_allclose(fused_w, plain_w, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(fused_loss, plain_loss, rtol=1e-5)
     assert fused < plain / 2, (fused, plain)
+
+
+def test_aligned_contiguous_segments_run_four_elements_per_thread(fused, rng):
+    known = set(fused.stream.plans)
+
+    def new_plans():
+        return [p for key, p in fused.stream.plans.items() if key not in known]
+
+    x = rng.standard_normal(64).astype(np.float32)
+    k = rng.integers(-5, 5, 64).astype(np.int32)
+    fx = Tensor[fused, 1].from_data(x, fused.device())
+    fk = Tensor[fused, 1, Int].from_data(k, fused.device())
+    y = (fx * 2.0 - 1.0).exp().mask_fill(fk > 0, 0.5)
+    q = (fk * 3) % 4
+    np.testing.assert_allclose(values(y), np.where(k > 0, 0.5, np.exp(x * 2 - 1)), rtol=1e-6)
+    np.testing.assert_array_equal(values(q), np.remainder(k * 3, 4))
+    assert [plan.vec4 for plan in new_plans()] == [True]
+    # An offset that is not a multiple of 4, and a count that is not, take the scalar kernel.
+    shifted = Tensor[fused, 1].from_data(x, fused.device())[1:61]
+    np.testing.assert_allclose(values(shifted * 2.0 - 1.0), x[1:61] * 2 - 1, rtol=1e-6)
+    odd = Tensor[fused, 1].from_data(x[:7], fused.device())
+    np.testing.assert_allclose(values(odd * 2.0 - 1.0), x[:7] * 2 - 1, rtol=1e-6)
+    assert sorted(plan.vec4 for plan in new_plans()) == [False, False, True]

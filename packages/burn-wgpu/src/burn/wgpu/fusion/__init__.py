@@ -73,17 +73,23 @@ class WgpuFusionBackend:
         return min(limit, MAX_INPUTS)
 
     def layout_key(self, primitive: WgpuTensor, shape: tuple[int, ...]) -> Hashable:
-        """Contiguous and of the output's shape (read at `offset + i`), or strided."""
-        return primitive.shape == shape and primitive.is_contiguous()
+        """0: strided; 1: contiguous and of the output's shape (read at `offset + i`); 2: that,
+        and 16-byte aligned (readable as vec4)."""
+        if primitive.shape != shape or not primitive.is_contiguous():
+            return 0
+        return 2 if primitive.offset % 4 == 0 else 1
 
     def compile(self, segment) -> Plan:
-        strided = tuple(not self.layout_key(leaf.arg, segment.shape) for leaf in segment.leaves)
-        return generate(segment, strided)
+        keys = [self.layout_key(leaf.arg, segment.shape) for leaf in segment.leaves]
+        n = math.prod(segment.shape)
+        vec4 = n % 4 == 0 and n > 0 and all(k == 2 for k in keys)
+        return generate(segment, tuple(k == 0 for k in keys), vec4)
 
     def execute(self, plan: Plan, segment) -> list[WgpuTensor]:
         shape = segment.shape
         n = math.prod(shape)
-        words: list[int] = [n]
+        lanes = 4 if plan.vec4 else 1
+        words: list[int] = [n // lanes]
         rt = device = None
         for leaf, strided in zip(segment.leaves, plan.strided, strict=True):
             t: WgpuTensor = leaf.arg
@@ -91,7 +97,7 @@ class WgpuFusionBackend:
             if strided:
                 words.extend(block(t, shape)[1:])
             else:
-                words.append(t.offset)
+                words.append(t.offset // lanes)
         for value, dtype in zip(segment.params, plan.param_dtypes, strict=True):
             words.append(scalar_bits(value, dtype))
         if rt is None:
@@ -99,7 +105,8 @@ class WgpuFusionBackend:
             rt = Wgpu.runtime(device)
         outs = [Wgpu._empty(shape, dtype, device, rt) for dtype in plan.out_dtypes]
         handles = [leaf.arg.handle for leaf in segment.leaves] + [o.handle for o in outs]
-        rt.launch(plan.source, plan.access, handles, words, (n + WG - 1) // WG)
+        threads = n // lanes
+        rt.launch(plan.source, plan.access, handles, words, (threads + WG - 1) // WG)
         return outs
 
 

@@ -54,6 +54,7 @@ class Plan:
     source: str
     access: tuple[str, ...]
     strided: tuple[bool, ...]  # per leaf: offset and strides (True) or offset only
+    vec4: bool  # four elements per thread, counts and offsets in vec4s
     param_dtypes: tuple[DType, ...]  # the dtype each param word is written in
     out_dtypes: tuple[DType, ...]
 
@@ -83,29 +84,18 @@ def _expression(node, inputs: list[str], param_word: str | None) -> str:
     raise ValueError(f"fusion: no code for node kind {kind!r}")
 
 
-def generate(segment, strided: tuple[bool, ...]) -> Plan:
-    """The kernel of `segment`, with each leaf read strided or contiguous as `strided` says."""
+def generate(segment, strided: tuple[bool, ...], vec4: bool = False) -> Plan:
+    """The kernel of `segment`, with each leaf read strided or contiguous as `strided` says.
+
+    With `vec4` (every leaf contiguous, of the output's shape and 16-byte aligned, the element
+    count a multiple of 4), each thread loads, computes and stores four elements at once."""
+    if vec4:
+        return _generate_vec4(segment)
     shape = segment.shape
     rank = len(shape)
     leaves = segment.leaves
     outputs = [segment.nodes[k] for k in segment.outputs]
-    lines = ["@group(0) @binding(0) var<storage, read> info: array<u32>;"]
-    for j, leaf in enumerate(leaves):
-        lines.append(
-            f"@group(0) @binding({j + 1}) var<storage, read> in{j}: array<{store(leaf.dtype)}>;"
-        )
-    for j, out in enumerate(outputs):
-        binding = len(leaves) + j + 1
-        lines.append(
-            f"@group(0) @binding({binding}) var<storage, read_write> out{j}: "
-            f"array<{store(out.dtype)}>;"
-        )
-    dtypes = {n.dtype for n in segment.nodes}
-    helpers = HELPERS
-    if any(d.is_float for d in dtypes):
-        helpers += FLOAT_FNS
-    if DType.I32 in dtypes:
-        helpers += _int_names(INT_FNS)
+    lines, helpers = _prelude(segment, lambda t: t)
     body = [
         f"@compute @workgroup_size({WG})",
         "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,",
@@ -153,4 +143,70 @@ def generate(segment, strided: tuple[bool, ...]) -> Plan:
     body.append("}")
     source = prune_functions("\n".join(lines) + "\n" + helpers + "\n" + "\n".join(body) + "\n")
     access = ("r",) * len(leaves) + ("rw",) * len(outputs)
-    return Plan(source, access, strided, tuple(param_dtypes), tuple(out.dtype for out in outputs))
+    outs = tuple(out.dtype for out in outputs)
+    return Plan(source, access, strided, False, tuple(param_dtypes), outs)
+
+
+def _prelude(segment, element) -> tuple[list[str], str]:
+    """The binding declarations (each buffer an array of `element(store type)`) and helpers."""
+    leaves = segment.leaves
+    outputs = [segment.nodes[k] for k in segment.outputs]
+    lines = ["@group(0) @binding(0) var<storage, read> info: array<u32>;"]
+    for j, leaf in enumerate(leaves):
+        ty = element(store(leaf.dtype))
+        lines.append(f"@group(0) @binding({j + 1}) var<storage, read> in{j}: array<{ty}>;")
+    for j, out in enumerate(outputs):
+        binding = len(leaves) + j + 1
+        ty = element(store(out.dtype))
+        lines.append(f"@group(0) @binding({binding}) var<storage, read_write> out{j}: array<{ty}>;")
+    dtypes = {n.dtype for n in segment.nodes}
+    helpers = HELPERS
+    if any(d.is_float for d in dtypes):
+        helpers += FLOAT_FNS
+    if DType.I32 in dtypes:
+        helpers += _int_names(INT_FNS)
+    return lines, helpers
+
+
+def _generate_vec4(segment) -> Plan:
+    leaves = segment.leaves
+    outputs = [segment.nodes[k] for k in segment.outputs]
+    lines, helpers = _prelude(segment, lambda t: f"vec4<{t}>")
+    body = [
+        f"@compute @workgroup_size({WG})",
+        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,",
+        "        @builtin(local_invocation_index) lid: u32) {",
+        f"    let i = (wid.y * nwg.x + wid.x) * {WG}u + lid;",
+        "    if (i >= info[0]) { return; }",
+    ]
+    leaf_slot = {id(leaf): j for j, leaf in enumerate(leaves)}
+    for j in range(len(leaves)):
+        body.append(f"    let l{j} = in{j}[info[{j + 1}] + i];")
+    param_dtypes: list[DType] = []
+    param_word: dict[int, int] = {}
+    word = 1 + len(leaves)
+    for node in segment.nodes:
+        if node.kind in ("const", "scalar"):
+            param_word[id(node)] = word
+            word += 1
+            param_dtypes.append(node.dtype if node.kind == "const" else node.inputs[0].dtype)
+    for lane in "xyzw":
+        for k, node in enumerate(segment.nodes):
+            c = compute(node.dtype)
+            if node.kind == "leaf":
+                body.append(f"    let v{k}{lane} = {c}(l{leaf_slot[id(node)]}.{lane});")
+                continue
+            word_at = param_word.get(id(node))
+            param = None if word_at is None else f"info[{word_at}]"
+            inputs = [f"v{segment.index[id(i)]}{lane}" for i in node.inputs]
+            body.append(f"    let v{k}{lane}: {c} = {c}({_expression(node, inputs, param)});")
+    for j, out in enumerate(outputs):
+        k = segment.outputs[j]
+        t = store(out.dtype)
+        body.append(f"    out{j}[i] = vec4<{t}>({', '.join(f'{t}(v{k}{x})' for x in 'xyzw')});")
+    body.append("}")
+    source = prune_functions("\n".join(lines) + "\n" + helpers + "\n" + "\n".join(body) + "\n")
+    access = ("r",) * len(leaves) + ("rw",) * len(outputs)
+    strided = (False,) * len(leaves)
+    outs = tuple(out.dtype for out in outputs)
+    return Plan(source, access, strided, True, tuple(param_dtypes), outs)
