@@ -3,6 +3,9 @@
 Registered in the `burn.fusion` entry-point group as `wgpu`; burn-fusion finds it there and
 calls it only through the `FusionBackend` methods (`implementations`, `supports`,
 `max_inputs`, `layout_key`, `compile`, `execute`). Nothing here imports burn-fusion.
+
+`capture(step)` (in `capture.py`) goes further: it records the launches of a whole step and
+replays them without running the step's Python.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any
 from burn.tensor import DType
 from burn.tensor.errors import DTypeError
 from burn.wgpu.backend import Wgpu, WgpuBackend, scalar_bits
+from burn.wgpu.fusion.capture import CapturedStep, CaptureError, capture
 from burn.wgpu.fusion.codegen import Plan, generate
 from burn.wgpu.kernels.expressions import binary_expr, unary_expr
 from burn.wgpu.kernels.wgsl import WG
@@ -111,3 +115,5 @@ class WgpuFusionBackend:
 
 
 WgpuFusion = WgpuFusionBackend()
+
+__all__ = ["CaptureError", "CapturedStep", "WgpuFusion", "WgpuFusionBackend", "capture"]
