@@ -4,7 +4,8 @@ elementwise chain.
 Measured in one process, side by side:
 
 - one training step (forward, backward, Adam) of the guide CNN at batch 64, without and with
-  dropout, on `Autodiff(Fusion(Wgpu))` and `Autodiff(Wgpu)`, against PyTorch eager and a
+  dropout, on `Autodiff(Fusion(Wgpu))` (traced every step, and replayed by whole-step capture,
+  `burn.wgpu.fusion.capture`) and `Autodiff(Wgpu)`, against PyTorch eager and a
   PyTorch CUDA graph replaying the whole step (CUDA only): ms per step, steps/s, kernel
   launches per step and the host ms per step (the step with GPU submissions skipped);
 - a chain of 8 elementwise ops on 2^26 f32 elements, fused (one kernel) and unfused (eight),
@@ -122,6 +123,66 @@ class AdamStep:
         return loss
 
 
+class CapturedAdamStep:
+    """The same step as a pure function of tensors, replayed by `capture` after two recordings.
+
+    Everything that changes between steps is an argument: the parameters and Adam's moments
+    (tensors of `Fusion(Wgpu)`) and the bias corrections (a tensor, not Python scalars)."""
+
+    def __init__(self, params, x, targets, drop: bool, lr=1e-3, betas=(0.9, 0.999)):
+        from burn.wgpu.fusion import capture
+
+        fb = Fusion(Wgpu)
+        self.fused, self.backend, self.drop = fb, Autodiff(fb), drop
+        self.keys = list(params)
+        self.params = [Tensor[fb, v.ndim].from_data(v, fb.device()) for v in params.values()]
+        self.m = [Tensor[fb, v.ndim].zeros(list(v.shape), fb.device()) for v in params.values()]
+        self.v = [Tensor[fb, v.ndim].zeros(list(v.shape), fb.device()) for v in params.values()]
+        self.x = Tensor[fb, 4].from_data(x, fb.device())
+        self.targets = Tensor[fb, 2, Int].from_data(
+            targets.reshape(-1, 1).astype(np.int32), fb.device()
+        )
+        self.lr, self.betas, self.eps, self.t = lr, betas, 1e-8, 0
+        self.captured = capture(self._pure_step)
+
+    def _pure_step(self, params, m, v, x, targets, corrections):
+        ad = self.backend
+        tracked = [Tensor[ad, p.rank()].from_inner(p).require_grad() for p in params]
+        xs = Tensor[ad, 4].from_inner(x)
+        ts = Tensor[ad, 2, Int].from_inner(targets)
+        loss = cnn(dict(zip(self.keys, tracked, strict=True)), xs, ts, ad, self.drop)
+        grads = loss.backward()
+        b1, b2 = self.betas
+        new_p, new_m, new_v = [], [], []
+        for p, t, mk, vk in zip(params, tracked, m, v, strict=True):
+            g = t.grad_remove(grads)
+            rank = p.rank()
+            c1 = corrections[0:1].reshape([1] * rank)
+            c2 = corrections[1:2].reshape([1] * rank)
+            mk = mk * b1 + g * (1 - b1)
+            vk = vk * b2 + g * g * (1 - b2)
+            update = (mk * c1) / ((vk * c2).sqrt() + self.eps)
+            new_p.append(p - update * self.lr)
+            new_m.append(mk)
+            new_v.append(vk)
+        return [*new_p, *new_m, *new_v, loss.inner()]
+
+    def step(self) -> Tensor:
+        self.t += 1
+        b1, b2 = self.betas
+        scale = np.array([1 / (1 - b1**self.t), 1 / (1 - b2**self.t)], np.float32)
+        corrections = Tensor[self.fused, 1].from_data(scale, self.fused.device())
+        out = self.captured(self.params, self.m, self.v, self.x, self.targets, corrections)
+        n = len(self.params)
+        self.params, self.m, self.v = out[:n], out[n : 2 * n], out[2 * n : 3 * n]
+        return out[-1]
+
+    def complete_step(self) -> Tensor:
+        loss = self.step()
+        self.fused.flush()
+        return loss
+
+
 def torch_steps(params, x, targets, drop: bool, repeats: int) -> tuple[float | None, float | None]:
     """(eager ms, CUDA-graph ms) per step of the same model in PyTorch."""
     if torch is None:
@@ -191,9 +252,17 @@ def bench_step(batch: int, repeats: int, drop: bool) -> list[list[str]]:
         assert abs(got - want) < 1e-4 * max(1.0, abs(want)), (got, want)
     rows = []
     results = {}
+    captured = CapturedAdamStep(params, x, targets, drop)
+    if not drop:  # four steps: the last two replayed, equal to the traced steps
+        reference = AdamStep(fused_backend, params, x, targets, drop)
+        for _ in range(5):
+            want, got = reference.step(), captured.step()
+        want, got = float(want.into_scalar()), float(got.into_scalar())
+        assert captured.captured.replays > 0 and abs(got - want) < 1e-4 * max(1.0, abs(want))
     for name, step, sync in (
         ("Autodiff(Wgpu)", plain.complete_step, Wgpu.sync),
         ("Autodiff(Fusion(Wgpu))", fused.complete_step, fused_backend.sync),
+        ("Autodiff(Fusion(Wgpu)), captured step", captured.complete_step, fused_backend.sync),
     ):
         seconds = seconds_per_call(step, sync, repeats)
         host, launches = host_seconds(step, repeats)
@@ -207,6 +276,8 @@ def bench_step(batch: int, repeats: int, drop: bool) -> list[list[str]]:
                 fmt(host * 1e3),
             ]
         )
+    if captured.captured.reason is not None:
+        rows[-1][0] += f" (not captured: {captured.captured.reason})"
     eager, replay = torch_steps(params, x, targets, drop, repeats)
     dev = torch_device()
     rows.append([f"{label}: torch eager ({dev})", fmt(eager), fmt(eager and 1e3 / eager), "-", "-"])
