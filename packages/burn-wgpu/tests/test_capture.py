@@ -117,3 +117,20 @@ def test_a_step_that_reads_back_is_not_captured():
     w0, _, _ = run(reading_step, 5)
     assert captured.reason and "reads" in captured.reason
     np.testing.assert_allclose(w, w0, rtol=1e-6)
+
+
+def test_the_readme_example():
+    from burn.wgpu.fusion import capture
+
+    def step(w, x):
+        return w - (x * w).tanh() * 0.1
+
+    replayed = capture(step)
+    w = Tensor[FB, 1].from_data(np.ones(4, np.float32), FB.device())
+    x = Tensor[FB, 1].from_data(np.arange(4, dtype=np.float32), FB.device())
+    expected = np.ones(4)
+    for _ in range(5):
+        w = replayed(w, x)
+        expected = expected - np.tanh(np.arange(4) * expected) * 0.1
+    assert replayed.replays == 2 and replayed.reason is None
+    np.testing.assert_allclose(values(w), expected, rtol=1e-5)
