@@ -175,3 +175,19 @@ def test_activations_compose_from_recorded_ops(setup):
 def test_fusion_of_an_autodiff_backend_is_refused():
     with pytest.raises(BackendError, match="Autodiff\\(Fusion"):
         Fusion(registry.get("Autodiff")(registry.get("NdArray")))
+
+
+def test_a_failed_flush_leaves_its_values_pending(setup):
+    backend, fuser = setup
+    y = tensor(backend, [1.0, 2.0]) * 2.0
+    execute = fuser.execute
+
+    def broken(plan, segment):
+        raise RuntimeError("device lost")
+
+    fuser.execute = broken
+    with pytest.raises(RuntimeError, match="device lost"):
+        y.to_data()
+    assert y.primitive.is_pending
+    fuser.execute = execute
+    np.testing.assert_allclose(np.asarray(y.to_data().array), [2.0, 4.0])

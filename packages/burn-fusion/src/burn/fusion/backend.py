@@ -120,6 +120,7 @@ class FusedBackend(Backend):
             n for n in NAMED_OPS if getattr(cls, n, None) is not getattr(Backend, n)
         )
         self.stream = Stream(fuser) if fuser is not None else None
+        self._support_cache: dict[tuple, bool] = {}
 
     # ------------------------------------------------------------------ identity
     def inner(self) -> Backend:
@@ -210,7 +211,7 @@ class FusedBackend(Backend):
         inputs = tuple(self._node(h) for h in handles)
         device = inputs[0].device if inputs else arg[1]
         node = Node(kind, arg if inputs else arg[0], inputs, shape, dtype, device)
-        if not self.fuser.supports(node):  # type: ignore[union-attr]
+        if not self._supported(node):
             return None
         stream = self.stream
         if inputs and stream.too_big(inputs):  # type: ignore[union-attr]
@@ -220,6 +221,26 @@ class FusedBackend(Backend):
         handle = FusionTensor(None, node, shape, dtype, device)
         stream.record(handle)  # type: ignore[union-attr]
         return handle
+
+    def _supported(self, node: Node) -> bool:
+        """The fuser's `supports`, remembered per op, dtypes and ranks (sizes asked anew only
+        past 2^24 elements, where a fuser may refuse)."""
+        n = 1
+        for d in node.shape:
+            n *= d
+        if n > 1 << 24:
+            return self.fuser.supports(node)  # type: ignore[union-attr]
+        key = (
+            node.kind,
+            node.op if node.kind != "cast" else node.arg,
+            node.dtype,
+            len(node.shape),
+            tuple((i.dtype, len(i.shape)) for i in node.inputs),
+        )
+        known = self._support_cache.get(key)
+        if known is None:
+            known = self._support_cache[key] = bool(self.fuser.supports(node))  # type: ignore[union-attr]
+        return known
 
     # ================================================================== metadata and data
     # A pending handle knows its metadata; a concrete one asks the inner backend, as every

@@ -12,7 +12,9 @@ The fuser answers three questions and does one job:
   functions it replaces. `Fusion(B)` records an op only while `type(B)` still uses that very
   function, so a subclass that overrides `binary` (a spy, a patched backend) runs its own
   `binary`, eagerly.
-- `supports(node)`: whether it can generate code for one recorded node (op and dtype).
+- `supports(node)`: whether it can generate code for one recorded node (op and dtype). The
+  answer may depend on the node's kind, op, dtypes and ranks, and on its size only past 2^24
+  elements: `Fusion(B)` remembers it per kind, op, dtypes and ranks below that.
 - `max_inputs(device)` and `layout_key(primitive, shape)`: how many primitives one kernel may
   read, and what of a leaf's layout the generated code depends on (contiguous or strided).
 - `compile(segment)` returns a plan (anything) for a segment's signature, and

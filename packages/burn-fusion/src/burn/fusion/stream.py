@@ -87,9 +87,14 @@ class Stream:
             groups: dict[tuple, list[Any]] = {}
             for handle in live:
                 groups.setdefault((handle.node.shape, handle.node.device), []).append(handle)
-            for (_, device), handles in groups.items():
-                for chunk in self._chunks(handles, self._inputs_limit(device)):
-                    self._run(chunk)
+            try:
+                for (_, device), handles in groups.items():
+                    for chunk in self._chunks(handles, self._inputs_limit(device)):
+                        self._run(chunk)
+            except BaseException:
+                # What did not run stays pending, so a later read tries again (and raises again).
+                self._pending.extend(weakref.ref(h) for h in live if h.node is not None)
+                raise
 
     def _chunks(self, handles: list[Any], limit: int) -> list[list[Any]]:
         """Handles split so that each chunk's kernel binds at most `limit` primitives."""
