@@ -222,3 +222,35 @@ def test_aligned_contiguous_segments_run_four_elements_per_thread(fused, rng):
     odd = Tensor[fused, 1].from_data(x[:7], fused.device())
     np.testing.assert_allclose(values(odd * 2.0 - 1.0), x[:7] * 2 - 1, rtol=1e-6)
     assert sorted(plan.vec4 for plan in new_plans()) == [False, False, True]
+
+
+def test_a_recorded_chain_feeding_a_reduction_is_its_prologue(fused, rng):
+    x = rng.standard_normal((16, 300)).astype(np.float32)
+    x[3, 7] = np.nan
+    t = Tensor[fused, 2].from_data(x, fused.device())
+    bias = Tensor[fused, 2].from_data(np.ones((16, 1), np.float32), fused.device())
+    square = (t - bias) * (t - bias)
+    before = launches()
+    total = square.sum_dim(0)
+    mean = square.mean_dim(0)
+    top = (t.swap_dims(0, 1) * 2.0).max_dim(1)  # a strided leaf, reduced along its last dim
+    low = (t * -1.0).min_dim(0)
+    assert launches() == before + 4 and fused.stats.fused_reductions == 4
+    assert fused.stats.outputs == 0, "the squares were never written"
+    xs = (x.astype(np.float64) - 1) ** 2
+    np.testing.assert_allclose(values(total), xs.sum(0, keepdims=True), rtol=1e-5)
+    np.testing.assert_allclose(values(mean), xs.mean(0, keepdims=True), rtol=1e-5)
+    np.testing.assert_allclose(values(top), (x.T * 2).max(1, keepdims=True), rtol=1e-6)
+    np.testing.assert_allclose(values(low), (-x).min(0, keepdims=True), rtol=1e-6)
+    k = rng.integers(-50, 50, (8, 256)).astype(np.int32)
+    ik = Tensor[fused, 2, Int].from_data(k, fused.device())
+    np.testing.assert_array_equal(
+        values((ik * 3 - 1).sum_dim(0)), (k * 3 - 1).sum(0, keepdims=True)
+    )
+
+
+def test_small_reductions_read_the_computed_chain(fused):
+    x = Tensor[fused, 2].from_data(np.arange(12, dtype=np.float32).reshape(3, 4), fused.device())
+    s = (x * 2.0).sum_dim(1)  # 3 outputs: too few threads, the chain is computed first
+    assert fused.stats.fused_reductions == 0
+    np.testing.assert_allclose(values(s), (np.arange(12).reshape(3, 4) * 2).sum(1, keepdims=True))

@@ -34,7 +34,12 @@ from burn.backend.ops import (
     ModuleOps,
     PrimitiveOps,
 )
-from burn.fusion.contract import FUSABLE_CORE_OPS, FusionBackend, fusion_backend_for
+from burn.fusion.contract import (
+    FUSABLE_CORE_OPS,
+    REDUCIBLE_OPS,
+    FusionBackend,
+    fusion_backend_for,
+)
 from burn.fusion.ir import Node
 from burn.fusion.stream import FusionStats, Stream
 from burn.tensor import DType
@@ -109,11 +114,18 @@ class FusedBackend(Backend):
         self.fuser = fuser
         cls = type(inner)
         self._recorded: frozenset[str] = frozenset()
+        self._reducible: frozenset[str] = frozenset()
         if fuser is not None:
             impls = fuser.implementations()
             self._recorded = frozenset(
                 op for op in FUSABLE_CORE_OPS if op in impls and getattr(cls, op, None) is impls[op]
             )
+            if hasattr(fuser, "supports_reduce"):
+                self._reducible = frozenset(
+                    op
+                    for op in REDUCIBLE_OPS
+                    if op in impls and getattr(cls, op, None) is impls[op]
+                )
         # Named ops run as the contract's composition only where that fuses something: never
         # the module ops, whose defaults call hooks a backend may replace (Wgpu's im2col).
         self._overridden = MODULE_OPS | frozenset(
@@ -329,6 +341,31 @@ class FusedBackend(Backend):
                 return out
         return self._forward("full", (shape, value, dtype, device), {})
 
+    # ================================================================== fused reductions
+    def _reduce_recorded(self, op: str, p: FusionTensor, dim: int):
+        """`op` along `dim` with `p`'s recorded chain as its prologue, or None."""
+        if p.node is None or not self.fuser.supports_reduce(op, p.node, dim):  # type: ignore[union-attr]
+            return None
+        return self._wrap(self.stream.reduce(p.node, op, dim))  # type: ignore[union-attr]
+
+    def reduce(self, op: str, p: FusionTensor, dim: int):
+        if "reduce" in self._reducible:
+            out = self._reduce_recorded(op, p, dim)
+            if out is not None:
+                return out
+        return self._forward("reduce", (op, p, dim), {})
+
+    def float_mean_dim(self, tensor: FusionTensor, dim: int):
+        if "float_mean_dim" in self._reducible:
+            out = self._reduce_recorded("mean", tensor, dim)
+            if out is not None:
+                return out
+        if self.stream is None or "float_mean_dim" in self._overridden:
+            return self._forward("float_mean_dim", (tensor, dim), {})
+        return Backend.float_mean_dim(self, tensor, dim)
+
+    float_mean_dim.__doc__ = Backend.float_mean_dim.__doc__
+
     def scalar_like(self, p: FusionTensor, value):
         if "scalar_like" in self._recorded:
             return self.full((1,) * len(p.shape), value, p.dtype, p.device)
@@ -372,9 +409,9 @@ def _named(name: str) -> Callable[..., Any]:
     return method
 
 
-for _name in sorted(CORE_OPS):
+for _name in sorted(CORE_OPS - set(vars(FusedBackend))):
     setattr(FusedBackend, _name, _forwarding(_name))
-for _name in sorted(NAMED_OPS):
+for _name in sorted(NAMED_OPS - set(vars(FusedBackend))):
     setattr(FusedBackend, _name, _named(_name))
 FusedBackend.__abstractmethods__ = frozenset()
 

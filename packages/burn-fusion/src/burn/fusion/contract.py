@@ -20,6 +20,13 @@ The fuser answers three questions and does one job:
 - `compile(segment)` returns a plan (anything) for a segment's signature, and
   `execute(plan, segment)` runs it and returns one new primitive per output. `Fusion(B)`
   caches plans by signature, so `compile` runs once per distinct segment.
+
+Optionally, a fuser also runs reductions whose input is still recorded, so the chain feeding
+a reduction is evaluated inside it and never written: it lists `reduce` (and
+`float_mean_dim`) in `implementations()` and has `supports_reduce(op, node, dim)`,
+`compile_reduce(segment, op, dim)` and `execute_reduce(plan, segment, dim)` (`op` is one of
+the contract's reductions, or `mean`; the result keeps `dim` with size 1). Plans are cached by
+the op, the dim and the segment's signature.
 """
 
 from __future__ import annotations
@@ -37,6 +44,8 @@ GROUP = "burn.fusion"
 FUSABLE_CORE_OPS = frozenset(
     {"unary", "binary", "binary_scalar", "cast", "mask_where", "expand", "full", "scalar_like"}
 )
+# Reductions a fuser may run with a recorded chain as their prologue (optional, see below).
+REDUCIBLE_OPS = frozenset({"reduce", "float_mean_dim"})
 
 
 @runtime_checkable

@@ -36,6 +36,7 @@ class FusionStats:
     replays: int = 0
     fused_ops: int = 0
     outputs: int = 0
+    fused_reductions: int = 0
 
     def reset(self) -> None:
         for name in vars(self):
@@ -129,3 +130,19 @@ class Stream:
             h.node = None
         self.stats.segments += 1
         self.stats.outputs += len(outputs)
+
+    def reduce(self, node: Node, op: str, dim: int) -> Any:
+        """`op` along `dim` of the recorded `node`, run with its chain as the prologue (the
+        node itself stays pending: computed later only if a handle still needs it)."""
+        with self._lock:
+            segment = Segment([node], self.fuser.layout_key)
+            key = ("reduce", op, dim, segment.signature)
+            plan = self.plans.get(key)
+            if plan is None:
+                plan = self.plans[key] = self.fuser.compile_reduce(segment, op, dim)  # type: ignore[attr-defined]
+                self.stats.compiles += 1
+            else:
+                self.stats.replays += 1
+            self.stats.segments += 1
+            self.stats.fused_reductions += 1
+            return self.fuser.execute_reduce(plan, segment, dim)  # type: ignore[attr-defined]

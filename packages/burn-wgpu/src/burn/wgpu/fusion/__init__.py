@@ -19,6 +19,8 @@ from burn.tensor.errors import DTypeError
 from burn.wgpu.backend import Wgpu, WgpuBackend, scalar_bits
 from burn.wgpu.fusion.capture import CapturedStep, CaptureError, capture
 from burn.wgpu.fusion.codegen import Plan, generate
+from burn.wgpu.fusion.reduce import ReducePlan, generate_reduce
+from burn.wgpu.fusion.reduce import supported as reduce_supported
 from burn.wgpu.kernels.expressions import binary_expr, unary_expr
 from burn.wgpu.kernels.wgsl import WG
 from burn.wgpu.primitive import WgpuTensor, block
@@ -27,6 +29,9 @@ FUSED_DTYPES = frozenset({DType.F32, DType.I32, DType.BOOL})
 # Bindings one fused kernel may use besides its info words (lavapipe offers 32, most GPUs more;
 # kernels with more inputs compile slowly for little gain).
 MAX_INPUTS = 24
+# Reductions run with their prologue fused only within these bounds (one thread per output).
+MAX_REDUCE_LENGTH = 4096
+MIN_REDUCE_OUTPUTS = 256
 
 
 class WgpuFusionBackend:
@@ -42,6 +47,8 @@ class WgpuFusionBackend:
             "expand": WgpuBackend.expand,
             "full": WgpuBackend.full,
             "scalar_like": WgpuBackend.scalar_like,
+            "reduce": WgpuBackend.reduce,
+            "float_mean_dim": WgpuBackend.float_mean_dim,
         }
 
     def supports(self, node) -> bool:
@@ -112,6 +119,42 @@ class WgpuFusionBackend:
         threads = n // lanes
         rt.launch(plan.source, plan.access, handles, words, (threads + WG - 1) // WG)
         return outs
+
+    # ------------------------------------------------------------------ reductions
+    def supports_reduce(self, op: str, node, dim: int) -> bool:
+        """One thread per output looping over `dim`: worth it with enough outputs to fill the
+        GPU and a reduced dim short enough for one thread."""
+        length = node.shape[dim]
+        n = math.prod(node.shape)
+        return (
+            reduce_supported(op, node.dtype)
+            and 1 <= length <= MAX_REDUCE_LENGTH
+            and n // length >= MIN_REDUCE_OUTPUTS
+            and n < 1 << 31
+        )
+
+    def compile_reduce(self, segment, op: str, dim: int) -> ReducePlan:
+        return generate_reduce(segment, op, dim)
+
+    def execute_reduce(self, plan: ReducePlan, segment, dim: int) -> WgpuTensor:
+        shape = segment.shape
+        out_shape = shape[:dim] + (1,) + shape[dim + 1 :]
+        n = math.prod(out_shape)
+        words: list[int] = [n]
+        rt = device = None
+        for leaf in segment.leaves:
+            t: WgpuTensor = leaf.arg
+            rt, device = t.rt, t.device
+            words.extend(block(t, shape)[1:])
+        for value, dtype in zip(segment.params, plan.param_dtypes, strict=True):
+            words.append(scalar_bits(value, dtype))
+        if rt is None:
+            device = segment.nodes[segment.outputs[0]].device
+            rt = Wgpu.runtime(device)
+        out = Wgpu._empty(out_shape, plan.dtype, device, rt)
+        handles = [leaf.arg.handle for leaf in segment.leaves] + [out.handle]
+        rt.launch(plan.source, plan.access, handles, words, (n + WG - 1) // WG)
+        return out
 
 
 WgpuFusion = WgpuFusionBackend()
