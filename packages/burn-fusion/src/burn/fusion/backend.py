@@ -182,6 +182,10 @@ class FusedBackend(Backend):
         self._inner.sync(_inner_device(device))
 
     # ------------------------------------------------------------------ handles
+    def wrap(self, value) -> FusionTensor:
+        """A ready handle around a primitive of the inner backend."""
+        return self._wrap(value)
+
     def _wrap(self, value) -> FusionTensor:
         inner = self._inner
         return FusionTensor(

@@ -104,7 +104,7 @@ def _primitive(t: Tensor) -> WgpuTensor:
 
 def _wrap(template: Tensor, p: WgpuTensor) -> Tensor:
     backend = template.backend
-    primitive = backend._wrap(p) if hasattr(backend, "_wrap") else p
+    primitive = backend.wrap(p) if hasattr(backend, "wrap") else p
     return template._new(primitive)
 
 

@@ -59,7 +59,8 @@ class Plan:
     out_dtypes: tuple[DType, ...]
 
 
-def _expression(node, inputs: list[str], param_word: str | None) -> str:
+def expression(node, inputs: list[str], param_word: str | None) -> str:
+    """The WGSL value of `node` from its inputs' let names (and its param word, if any)."""
     kind = node.kind
     if kind == "unary":
         expr = unary_expr(node.arg, node.dtype)
@@ -95,7 +96,7 @@ def generate(segment, strided: tuple[bool, ...], vec4: bool = False) -> Plan:
     rank = len(shape)
     leaves = segment.leaves
     outputs = [segment.nodes[k] for k in segment.outputs]
-    lines, helpers = _prelude(segment, lambda t: t)
+    lines, helpers = prelude(segment, lambda t: t)
     body = [
         f"@compute @workgroup_size({WG})",
         "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,",
@@ -137,7 +138,7 @@ def generate(segment, strided: tuple[bool, ...], vec4: bool = False) -> Plan:
             word += 1
             param_dtypes.append(node.dtype if node.kind == "const" else node.inputs[0].dtype)
         inputs = [f"v{segment.index[id(i)]}" for i in node.inputs]
-        body.append(f"    let {name}: {c} = {c}({_expression(node, inputs, param)});")
+        body.append(f"    let {name}: {c} = {c}({expression(node, inputs, param)});")
     for j, out in enumerate(outputs):
         body.append(f"    out{j}[i] = {store(out.dtype)}(v{segment.outputs[j]});")
     body.append("}")
@@ -147,7 +148,7 @@ def generate(segment, strided: tuple[bool, ...], vec4: bool = False) -> Plan:
     return Plan(source, access, strided, False, tuple(param_dtypes), outs)
 
 
-def _prelude(segment, element) -> tuple[list[str], str]:
+def prelude(segment, element) -> tuple[list[str], str]:
     """The binding declarations (each buffer an array of `element(store type)`) and helpers."""
     leaves = segment.leaves
     outputs = [segment.nodes[k] for k in segment.outputs]
@@ -171,7 +172,7 @@ def _prelude(segment, element) -> tuple[list[str], str]:
 def _generate_vec4(segment) -> Plan:
     leaves = segment.leaves
     outputs = [segment.nodes[k] for k in segment.outputs]
-    lines, helpers = _prelude(segment, lambda t: f"vec4<{t}>")
+    lines, helpers = prelude(segment, lambda t: f"vec4<{t}>")
     body = [
         f"@compute @workgroup_size({WG})",
         "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,",
@@ -199,7 +200,7 @@ def _generate_vec4(segment) -> Plan:
             word_at = param_word.get(id(node))
             param = None if word_at is None else f"info[{word_at}]"
             inputs = [f"v{segment.index[id(i)]}{lane}" for i in node.inputs]
-            body.append(f"    let v{k}{lane}: {c} = {c}({_expression(node, inputs, param)});")
+            body.append(f"    let v{k}{lane}: {c} = {c}({expression(node, inputs, param)});")
     for j, out in enumerate(outputs):
         k = segment.outputs[j]
         t = store(out.dtype)

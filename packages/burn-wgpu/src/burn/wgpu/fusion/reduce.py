@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from burn.tensor import DType
-from burn.wgpu.fusion.codegen import _expression, _prelude
+from burn.wgpu.fusion.codegen import expression, prelude
 from burn.wgpu.kernels.layout import prune_functions
 from burn.wgpu.kernels.wgsl import WG, compute, store
 
@@ -66,7 +66,7 @@ def generate_reduce(segment, op: str, dim: int) -> ReducePlan:
     out = segment.nodes[out_pos]
     floating = out.dtype.is_float
     c = compute(out.dtype)
-    lines, helpers = _prelude(segment, lambda t: t)
+    lines, helpers = prelude(segment, lambda t: t)
     # The prelude declares one output of the chain's dtype: the reduction keeps it.
     body = [
         f"@compute @workgroup_size({WG})",
@@ -103,7 +103,7 @@ def generate_reduce(segment, op: str, dim: int) -> ReducePlan:
             word += 1
             param_dtypes.append(node.dtype if node.kind == "const" else node.inputs[0].dtype)
         inputs = [f"v{segment.index[id(i)]}" for i in node.inputs]
-        body.append(f"        let v{k}: {nc} = {nc}({_expression(node, inputs, param)});")
+        body.append(f"        let v{k}: {nc} = {nc}({expression(node, inputs, param)});")
     body.append(f"        acc = {_COMBINE[(op, floating)].format(v=f'v{out_pos}')};")
     body.append("    }")
     result = f"acc / {float(length)!r}" if op == "mean" else "acc"
