@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import math
 import platform
 import sys
 from pathlib import Path
@@ -126,8 +127,9 @@ class AdamStep:
 class CapturedAdamStep:
     """The same step as a pure function of tensors, replayed by `capture` after two recordings.
 
-    Everything that changes between steps is an argument: the parameters and Adam's moments
-    (tensors of `Fusion(Wgpu)`) and the bias corrections (a tensor, not Python scalars)."""
+    Everything that changes between steps is an argument: the parameters, Adam's moments and
+    the step count (tensors of `Fusion(Wgpu)`); the bias corrections are computed from the
+    count on the device, so no host value changes from step to step."""
 
     def __init__(self, params, x, targets, drop: bool, lr=1e-3, betas=(0.9, 0.999)):
         from burn.wgpu.fusion import capture
@@ -142,39 +144,43 @@ class CapturedAdamStep:
         self.targets = Tensor[fb, 2, Int].from_data(
             targets.reshape(-1, 1).astype(np.int32), fb.device()
         )
-        self.lr, self.betas, self.eps, self.t = lr, betas, 1e-8, 0
+        self.count = Tensor[fb, 1].zeros([1], fb.device())
+        self.lr, self.betas, self.eps = lr, betas, 1e-8
         self.captured = capture(self._pure_step)
 
-    def _pure_step(self, params, m, v, x, targets, corrections):
+    def _pure_step(self, params, m, v, x, targets, count):
         ad = self.backend
+        b1, b2 = self.betas
+        count = count + 1.0
+        # 1 / (1 - beta^t), as tensors: beta^t = exp(t ln beta).
+        corrections = (
+            (count * math.log(b1)).exp().neg().add_scalar(1.0).recip(),
+            (count * math.log(b2)).exp().neg().add_scalar(1.0).recip(),
+        )
         tracked = [Tensor[ad, p.rank()].from_inner(p).require_grad() for p in params]
         xs = Tensor[ad, 4].from_inner(x)
         ts = Tensor[ad, 2, Int].from_inner(targets)
         loss = cnn(dict(zip(self.keys, tracked, strict=True)), xs, ts, ad, self.drop)
         grads = loss.backward()
-        b1, b2 = self.betas
         new_p, new_m, new_v = [], [], []
         for p, t, mk, vk in zip(params, tracked, m, v, strict=True):
             g = t.grad_remove(grads)
             rank = p.rank()
-            c1 = corrections[0:1].reshape([1] * rank)
-            c2 = corrections[1:2].reshape([1] * rank)
+            c1 = corrections[0].reshape([1] * rank)
+            c2 = corrections[1].reshape([1] * rank)
             mk = mk * b1 + g * (1 - b1)
             vk = vk * b2 + g * g * (1 - b2)
             update = (mk * c1) / ((vk * c2).sqrt() + self.eps)
             new_p.append(p - update * self.lr)
             new_m.append(mk)
             new_v.append(vk)
-        return [*new_p, *new_m, *new_v, loss.inner()]
+        return [*new_p, *new_m, *new_v, count, loss.inner()]
 
     def step(self) -> Tensor:
-        self.t += 1
-        b1, b2 = self.betas
-        scale = np.array([1 / (1 - b1**self.t), 1 / (1 - b2**self.t)], np.float32)
-        corrections = Tensor[self.fused, 1].from_data(scale, self.fused.device())
-        out = self.captured(self.params, self.m, self.v, self.x, self.targets, corrections)
+        out = self.captured(self.params, self.m, self.v, self.x, self.targets, self.count)
         n = len(self.params)
         self.params, self.m, self.v = out[:n], out[n : 2 * n], out[2 * n : 3 * n]
+        self.count = out[-2]
         return out[-1]
 
     def complete_step(self) -> Tensor:

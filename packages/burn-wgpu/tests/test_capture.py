@@ -50,6 +50,7 @@ def test_a_captured_training_step_replays_to_the_same_values():
     w, m, losses = run(captured, 7)
     w0, m0, losses0 = run(sgd_momentum_step, 7)
     assert captured.reason is None and captured.replays == 4
+    assert all(r.replayer for r in captured._recordings), "replayed from prepared commands"
     np.testing.assert_allclose(w, w0, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(m, m0, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(losses, losses0, rtol=1e-6)

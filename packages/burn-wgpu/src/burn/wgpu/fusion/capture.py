@@ -4,10 +4,11 @@
 update). Its first call runs normally (pipelines compile, autotune settles). The second and third
 calls run normally too, while every launch they make is recorded: kernel source, buffers, info
 words, workgroups. If the two recordings agree, later calls replay them: the recorded launches
-are issued again on the new input buffers, and none of the step's Python (tensor API, autodiff,
-fusion) runs. Two recordings also give two sets of internal buffers, used in turn, so the outputs
-of one call can be the inputs of the next (a training loop) without a kernel reading a buffer it
-also overwrites.
+are issued again on the new input buffers, as one command buffer whose pipelines, bind groups
+and info words were made beforehand (`replay.py`), and none of the step's Python (tensor API,
+autodiff, fusion) runs. Two recordings also give two sets of internal buffers, used in turn,
+so the outputs of one call can be the inputs of the next (a training loop) without a kernel
+reading a buffer it also overwrites.
 
 The validity rule: a step can be replayed when it is a pure function of its tensor arguments:
 
@@ -39,6 +40,7 @@ from burn.tensor import DType, Tensor
 from burn.tensor.errors import BackendError
 from burn.wgpu import kernels as K
 from burn.wgpu.backend import Wgpu
+from burn.wgpu.fusion.replay import Replayer
 from burn.wgpu.primitive import WgpuTensor
 
 
@@ -81,6 +83,7 @@ class Recording:
     inputs: list[WgpuTensor] = field(default_factory=list)
     outputs: list[WgpuTensor] = field(default_factory=list)
     problem: str | None = None
+    replayer: Any = None  # a Replayer, built at the first replay (False: replay launch by launch)
 
 
 def _primitive(t: Tensor) -> WgpuTensor:
@@ -249,17 +252,25 @@ class CapturedStep:
     def _replay(self, plan: Recording, prims: list[WgpuTensor]) -> Any:
         swap = {id(r.handle): p.handle for r, p in zip(plan.inputs, prims, strict=True)}
         rt = prims[0].rt if prims else Wgpu.runtime()
-        for step in plan.launches:
-            handles = tuple(swap.get(id(h), h) for h in step.handles)
-            info = step.info
-            if step.source in RANDOM_SOURCES:
-                info = info.copy()
-                info[COUNTER_WORD] = Wgpu._counter & 0xFFFFFFFF
-                Wgpu._counter += int(info[N_WORD])
-            rt.launch(
-                step.source, step.access, handles, info, step.groups, step.info_last,
-                step.checks_indices,
-            )  # fmt: skip
+        if plan.replayer is None:
+            try:
+                plan.replayer = Replayer(rt, plan.launches, RANDOM_SOURCES, COUNTER_WORD, N_WORD)
+            except Exception:  # noqa: BLE001 - replay launch by launch instead
+                plan.replayer = False
+        if plan.replayer:
+            Wgpu._counter = plan.replayer.replay(swap, Wgpu._counter)
+        else:
+            for step in plan.launches:
+                handles = tuple(swap.get(id(h), h) for h in step.handles)
+                info = step.info
+                if step.source in RANDOM_SOURCES:
+                    info = info.copy()
+                    info[COUNTER_WORD] = Wgpu._counter & 0xFFFFFFFF
+                    Wgpu._counter += int(info[N_WORD])
+                rt.launch(
+                    step.source, step.access, handles, info, step.groups, step.info_last,
+                    step.checks_indices,
+                )  # fmt: skip
         self.replays += 1
         outs = []
         for template, p in zip(self._templates, plan.outputs, strict=True):
