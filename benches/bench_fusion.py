@@ -215,8 +215,7 @@ def torch_steps(params, x, targets, drop: bool, repeats: int) -> tuple[float | N
         h = F.dropout(F.relu(h @ tp["w1"] + tp["b1"]), DROPOUT, training=True)
         return F.cross_entropy(h @ tp["w2"] + tp["b2"], tt)
 
-    capturable = dev == "cuda"
-    opt = torch.optim.Adam(tp.values(), lr=1e-3, capturable=capturable)
+    opt = torch.optim.Adam(tp.values(), lr=1e-3)  # eager: PyTorch's default Adam
 
     def step():
         opt.zero_grad(set_to_none=True)
@@ -227,6 +226,8 @@ def torch_steps(params, x, targets, drop: bool, repeats: int) -> tuple[float | N
     eager = time_torch(step, repeats) * 1e3
     if dev != "cuda":
         return eager, None
+    # The graph needs an optimizer whose step count lives on the GPU (`capturable`).
+    opt = torch.optim.Adam(tp.values(), lr=1e-3, capturable=True)
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
