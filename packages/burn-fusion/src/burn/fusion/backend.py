@@ -12,8 +12,11 @@ a recorded `Node` waiting in the stream. Which ops are recorded is decided once 
   to the contract runs as the contract's default composition on the decorator, so its
   elementwise pieces are recorded and fused; module ops (`conv2d`, pooling...) are always
   forwarded, since their defaults call hooks the backend may replace;
-- everything else (reads, layout, indexing, reductions, random) flushes the stream where its
-  inputs are pending and runs on the inner backend.
+- a reduction (`reduce`, `float_mean_dim`) of a pending value runs with the recorded chain as
+  its prologue when the fuser offers that (the optional part of the contract) and stands for
+  the backend's reduction; otherwise it is computed like everything else:
+- everything else (reads, layout, indexing, random) flushes the stream where its inputs are
+  pending and runs on the inner backend.
 
 Without a fuser (NdArray registers none) every op is forwarded, so `Fusion(B)` behaves as `B`.
 """
