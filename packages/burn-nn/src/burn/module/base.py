@@ -200,7 +200,7 @@ class Module:
         if not params:
             return self
         backend = params[0].val().backend
-        if backend.inner() is backend:
+        if not backend.tracks_gradients():
             raise BackendError(
                 f"valid(): the module is on {backend!r}, which tracks no gradients; valid() "
                 "takes a module of an Autodiff backend to its inner backend"

@@ -62,9 +62,10 @@ class GradHooks:
         self.backend.grad_replace(self.primitive, grads, grad.primitive)
 
     def inner(self) -> Tensor:
-        """The same values on the inner backend of a decorator (itself otherwise)."""
+        """The same values on the inner backend of an autodiff backend (itself otherwise: a
+        decorator that tracks no gradients, such as `Fusion`, keeps its tensors)."""
         backend = self.backend
-        if backend.inner() is backend:
+        if backend.inner() is backend or not backend.tracks_gradients():
             return cast("Tensor", self)
         return _t.Tensor._make(backend.inner(), self._op("inner")(self.primitive), self.kind)
 
@@ -76,7 +77,7 @@ class GradHooks:
             raise BackendError(
                 "from_inner: name the decorator backend, e.g. _t.Tensor[B, 2].from_inner(t)"
             )
-        if backend.inner() is backend:
+        if backend.inner() is backend or not backend.tracks_gradients():
             return tensor
         if tensor.backend is not backend.inner():
             raise DeviceError(

@@ -1,0 +1,449 @@
+"""`Fusion(B)`: a decorator backend that records elementwise ops and runs them fused.
+
+Its primitives are `FusionTensor` handles: either a concrete primitive of the inner backend, or
+a recorded `Node` waiting in the stream. Which ops are recorded is decided once per backend:
+
+- a core elementwise op (`unary`, `binary`, `binary_scalar`, `cast`, `mask_where`, `expand`,
+  `full`, `scalar_like`) is recorded when the backend's fuser stands for it, i.e. `type(B)`
+  still uses the very function the fuser lists in `implementations()`, and the fuser supports
+  the node's op and dtype; otherwise it runs on the inner backend at once;
+- a named op (`float_add`, `relu`...) that the inner backend overrides is forwarded to that
+  override (its inputs computed first), as every decorator does; one the inner backend leaves
+  to the contract runs as the contract's default composition on the decorator, so its
+  elementwise pieces are recorded and fused; module ops (`conv2d`, pooling...) are always
+  forwarded, since their defaults call hooks the backend may replace;
+- a reduction (`reduce`, `float_mean_dim`) of a pending value runs with the recorded chain as
+  its prologue when the fuser offers that (the optional part of the contract) and stands for
+  the backend's reduction; otherwise it is computed like everything else:
+- everything else (reads, layout, indexing, random) flushes the stream where its inputs are
+  pending and runs on the inner backend.
+
+Without a fuser (NdArray registers none) every op is forwarded, so `Fusion(B)` behaves as `B`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from burn.backend import Backend, Device
+from burn.backend.ops import (
+    BOOL_OPS,
+    COMPARISON_OPS,
+    FLOAT_OPS,
+    INT_OPS,
+    ActivationOps,
+    ModuleOps,
+    PrimitiveOps,
+)
+from burn.fusion.contract import (
+    FUSABLE_CORE_OPS,
+    REDUCIBLE_OPS,
+    FusionBackend,
+    fusion_backend_for,
+)
+from burn.fusion.ir import Node
+from burn.fusion.stream import FusionStats, Stream
+from burn.tensor import DType
+from burn.tensor.errors import BackendError
+
+
+class FusionDevice(Device):
+    """A device of the inner backend seen through `Fusion`: equal to it, building fused tensors."""
+
+    def __init__(self, inner: Device, backend: FusedBackend):
+        self.inner = inner
+        self.backend = backend
+
+    def __eq__(self, other) -> bool:
+        return self.inner == (other.inner if isinstance(other, FusionDevice) else other)
+
+    def __hash__(self) -> int:
+        return hash(self.inner)
+
+    def __repr__(self) -> str:
+        return repr(self.inner)
+
+
+def _inner_device(device):
+    return device.inner if isinstance(device, FusionDevice) else device
+
+
+class FusionTensor:
+    """A handle: a concrete inner primitive (`value`) or a recorded node (`node`)."""
+
+    __slots__ = ("value", "node", "shape", "dtype", "device", "__weakref__")
+
+    def __init__(self, value, node: Node | None, shape, dtype: DType, device):
+        self.value = value
+        self.node = node
+        self.shape = tuple(shape)
+        self.dtype = dtype
+        self.device = device
+
+    @property
+    def is_pending(self) -> bool:
+        return self.node is not None
+
+    def __repr__(self) -> str:
+        state = "pending" if self.node is not None else "ready"
+        return f"FusionTensor({state}, shape={list(self.shape)}, {self.dtype.value})"
+
+
+def _public(group: type) -> set[str]:
+    return {n for n, v in vars(group).items() if not n.startswith("_") and callable(v)}
+
+
+# Helpers of the core that are not ops.
+_NOT_OPS = frozenset({"rng", "seed", "same_device", "index_dtype", "numel"})
+# Ops answered from the handle, or whose result is not a primitive.
+_METADATA = frozenset({"shape", "dtype", "device_of", "into_data", "same_device"})
+NAMED_OPS = frozenset(
+    FLOAT_OPS | INT_OPS | BOOL_OPS | _public(ModuleOps) | _public(ActivationOps)
+) - {"float_into_data", "int_into_data", "bool_into_data"}
+MODULE_OPS = frozenset(_public(ModuleOps))
+CORE_OPS = frozenset(_public(PrimitiveOps) - _NOT_OPS - _METADATA - FUSABLE_CORE_OPS)
+
+
+class FusedBackend(Backend):
+    """Fusion around a backend. Build with `Fusion(B)`; `stats` counts flushes and compiles."""
+
+    def __init__(self, inner: Backend, fuser: FusionBackend | None):
+        self._inner = inner
+        self.name = f"fusion({inner.name})"
+        self.capabilities = inner.capabilities
+        self.host_memory = inner.host_memory
+        self.fuser = fuser
+        cls = type(inner)
+        self._recorded: frozenset[str] = frozenset()
+        self._reducible: frozenset[str] = frozenset()
+        if fuser is not None:
+            impls = fuser.implementations()
+            self._recorded = frozenset(
+                op for op in FUSABLE_CORE_OPS if op in impls and getattr(cls, op, None) is impls[op]
+            )
+            if hasattr(fuser, "supports_reduce"):
+                self._reducible = frozenset(
+                    op
+                    for op in REDUCIBLE_OPS
+                    if op in impls and getattr(cls, op, None) is impls[op]
+                )
+        # Named ops run as the contract's composition only where that fuses something: never
+        # the module ops, whose defaults call hooks a backend may replace (Wgpu's im2col).
+        self._overridden = MODULE_OPS | frozenset(
+            n for n in NAMED_OPS if getattr(cls, n, None) is not getattr(Backend, n)
+        )
+        self.stream = Stream(fuser) if fuser is not None else None
+        self._support_cache: dict[tuple, bool] = {}
+
+    # ------------------------------------------------------------------ identity
+    def inner(self) -> Backend:
+        return self._inner
+
+    @property
+    def stats(self) -> FusionStats:
+        """Counters of the stream (all zero without a fuser)."""
+        return self.stream.stats if self.stream is not None else FusionStats()
+
+    @property
+    def fuses(self) -> bool:
+        """Whether any op is recorded (False: every op runs eagerly on the inner backend)."""
+        return bool(self._recorded)
+
+    def device(self, *args, **kwargs) -> FusionDevice:
+        return FusionDevice(self._inner.device(*args, **kwargs), self)
+
+    def devices(self) -> list[FusionDevice]:
+        return [FusionDevice(d, self) for d in self._inner.devices()]
+
+    def display_name(self) -> str:
+        return f"Fusion({self._inner!r})"
+
+    def priority(self) -> int:
+        return -1
+
+    def unavailable_reason(self) -> str | None:
+        return self._inner.unavailable_reason()
+
+    def seed(self, seed: int) -> None:
+        self._inner.seed(seed)
+
+    def rng(self):
+        return self._inner.rng()
+
+    def index_dtype(self) -> DType:
+        return self._inner.index_dtype()
+
+    def flush(self) -> None:
+        """Compute every pending tensor now."""
+        if self.stream is not None:
+            self.stream.flush()
+
+    def sync(self, device=None) -> None:
+        self.flush()
+        self._inner.sync(_inner_device(device))
+
+    # ------------------------------------------------------------------ handles
+    def wrap(self, value) -> FusionTensor:
+        """A ready handle around a primitive of the inner backend."""
+        return self._wrap(value)
+
+    def _wrap(self, value) -> FusionTensor:
+        inner = self._inner
+        return FusionTensor(
+            value, None, inner.shape(value), inner.dtype(value), inner.device_of(value)
+        )
+
+    def _value(self, handle: FusionTensor):
+        """The concrete inner primitive of `handle`, flushing the stream if it is pending."""
+        if handle.node is not None:
+            self.stream.flush()  # type: ignore[union-attr]
+        return handle.value
+
+    def _unwrap(self, arg):
+        if isinstance(arg, FusionTensor):
+            return self._value(arg)
+        if isinstance(arg, FusionDevice):
+            return arg.inner
+        if isinstance(arg, list):
+            return [self._unwrap(a) for a in arg]
+        if isinstance(arg, tuple) and any(isinstance(a, FusionTensor) for a in arg):
+            return tuple(self._unwrap(a) for a in arg)
+        return arg
+
+    def _forward(self, name: str, args, kwargs):
+        out = getattr(self._inner, name)(
+            *[self._unwrap(a) for a in args], **{k: self._unwrap(v) for k, v in kwargs.items()}
+        )
+        if isinstance(out, tuple):
+            return tuple(self._wrap(o) if o is not None else None for o in out)
+        return self._wrap(out) if out is not None else None
+
+    def _node(self, handle: FusionTensor) -> Node:
+        if handle.node is not None:
+            return handle.node
+        return Node("leaf", handle.value, (), handle.shape, handle.dtype, handle.device)
+
+    def _record(self, kind: str, arg, handles: tuple[FusionTensor, ...], shape, dtype):
+        """A pending handle for a new node over `handles`, or None when the fuser declines."""
+        inputs = tuple(self._node(h) for h in handles)
+        device = inputs[0].device if inputs else arg[1]
+        node = Node(kind, arg if inputs else arg[0], inputs, shape, dtype, device)
+        if not self._supported(node):
+            return None
+        stream = self.stream
+        if inputs and stream.too_big(inputs):  # type: ignore[union-attr]
+            stream.flush()  # type: ignore[union-attr]
+            inputs = tuple(self._node(h) for h in handles)
+            node = Node(kind, arg, inputs, shape, dtype, device)
+        handle = FusionTensor(None, node, shape, dtype, device)
+        stream.record(handle)  # type: ignore[union-attr]
+        return handle
+
+    def _supported(self, node: Node) -> bool:
+        """The fuser's `supports`, remembered per op, dtypes and ranks (sizes asked anew only
+        past 2^24 elements, where a fuser may refuse)."""
+        n = 1
+        for d in node.shape:
+            n *= d
+        if n > 1 << 24:
+            return self.fuser.supports(node)  # type: ignore[union-attr]
+        key = (
+            node.kind,
+            node.op if node.kind != "cast" else node.arg,
+            node.dtype,
+            len(node.shape),
+            tuple((i.dtype, len(i.shape)) for i in node.inputs),
+        )
+        known = self._support_cache.get(key)
+        if known is None:
+            known = self._support_cache[key] = bool(self.fuser.supports(node))  # type: ignore[union-attr]
+        return known
+
+    # ================================================================== metadata and data
+    # A pending handle knows its metadata; a concrete one asks the inner backend, as every
+    # decorator forwards what the backend overrides.
+    def shape(self, p: FusionTensor):
+        return p.shape if p.node is not None else self._inner.shape(p.value)
+
+    def dtype(self, p: FusionTensor) -> DType:
+        return p.dtype if p.node is not None else self._inner.dtype(p.value)
+
+    def device_of(self, p: FusionTensor) -> FusionDevice:
+        device = p.device if p.node is not None else self._inner.device_of(p.value)
+        return FusionDevice(device, self)
+
+    def same_device(self, a: FusionTensor, b: FusionTensor) -> bool:
+        return a.device == b.device
+
+    def into_data(self, p: FusionTensor):
+        return self._inner.into_data(self._value(p))
+
+    def float_into_data(self, tensor: FusionTensor):
+        return self._inner.float_into_data(self._value(tensor))
+
+    def int_into_data(self, tensor: FusionTensor):
+        return self._inner.int_into_data(self._value(tensor))
+
+    def bool_into_data(self, tensor: FusionTensor):
+        return self._inner.bool_into_data(self._value(tensor))
+
+    # ================================================================== recorded core ops
+    def unary(self, op: str, p: FusionTensor):
+        if "unary" in self._recorded:
+            out = self._record("unary", op, (p,), p.shape, p.dtype)
+            if out is not None:
+                return out
+        return self._forward("unary", (op, p), {})
+
+    def binary(self, op: str, lhs: FusionTensor, rhs: FusionTensor):
+        if "binary" in self._recorded and lhs.device == rhs.device:
+            shape = _broadcast(lhs.shape, rhs.shape)
+            dtype = DType.BOOL if op in COMPARISON_OPS else lhs.dtype
+            out = self._record("binary", op, (lhs, rhs), shape, dtype)
+            if out is not None:
+                return out
+        return self._forward("binary", (op, lhs, rhs), {})
+
+    def binary_scalar(self, op: str, p: FusionTensor, value):
+        if "binary_scalar" in self._recorded:
+            dtype = DType.BOOL if op in COMPARISON_OPS else p.dtype
+            out = self._record("scalar", (op, value), (p,), p.shape, dtype)
+            if out is not None:
+                return out
+        return self._forward("binary_scalar", (op, p, value), {})
+
+    def cast(self, p: FusionTensor, dtype: DType):
+        if p.dtype is dtype:
+            return p
+        if "cast" in self._recorded and self.capabilities.supports(dtype):
+            out = self._record("cast", dtype, (p,), p.shape, dtype)
+            if out is not None:
+                return out
+        return self._forward("cast", (p, dtype), {})
+
+    def mask_where(self, p: FusionTensor, mask: FusionTensor, value: FusionTensor):
+        if "mask_where" in self._recorded and p.device == mask.device == value.device:
+            shape = _broadcast(p.shape, mask.shape, value.shape)
+            out = self._record("where", None, (p, mask, value), shape, p.dtype)
+            if out is not None:
+                return out
+        return self._forward("mask_where", (p, mask, value), {})
+
+    def expand(self, p: FusionTensor, shape):
+        shape = tuple(shape)
+        if shape == p.shape:
+            return p
+        if "expand" in self._recorded and p.node is not None:
+            out = self._record("expand", None, (p,), shape, p.dtype)
+            if out is not None:
+                return out
+        return self._forward("expand", (p, shape), {})
+
+    def full(self, shape, value, dtype: DType, device):
+        if "full" in self._recorded and self.capabilities.supports(dtype):
+            out = self._record("const", (value, _inner_device(device)), (), tuple(shape), dtype)
+            if out is not None:
+                return out
+        return self._forward("full", (shape, value, dtype, device), {})
+
+    # ================================================================== fused reductions
+    def _reduce_recorded(self, op: str, p: FusionTensor, dim: int):
+        """`op` along `dim` with `p`'s recorded chain as its prologue, or None."""
+        if p.node is None or not self.fuser.supports_reduce(op, p.node, dim):  # type: ignore[union-attr]
+            return None
+        return self._wrap(self.stream.reduce(p.node, op, dim))  # type: ignore[union-attr]
+
+    def reduce(self, op: str, p: FusionTensor, dim: int):
+        if "reduce" in self._reducible:
+            out = self._reduce_recorded(op, p, dim)
+            if out is not None:
+                return out
+        return self._forward("reduce", (op, p, dim), {})
+
+    def float_mean_dim(self, tensor: FusionTensor, dim: int):
+        if "float_mean_dim" in self._reducible:
+            out = self._reduce_recorded("mean", tensor, dim)
+            if out is not None:
+                return out
+        if self.stream is None or "float_mean_dim" in self._overridden:
+            return self._forward("float_mean_dim", (tensor, dim), {})
+        return Backend.float_mean_dim(self, tensor, dim)
+
+    float_mean_dim.__doc__ = Backend.float_mean_dim.__doc__
+
+    def scalar_like(self, p: FusionTensor, value):
+        if "scalar_like" in self._recorded:
+            return self.full((1,) * len(p.shape), value, p.dtype, p.device)
+        return self._forward("scalar_like", (p, value), {})
+
+
+def _broadcast(*shapes) -> tuple[int, ...]:
+    out = []
+    for dims in zip(*shapes, strict=True):
+        big = [n for n in dims if n != 1]
+        out.append(big[0] if big else 1)
+    return tuple(out)
+
+
+def _forwarding(name: str) -> Callable[..., Any]:
+    """A core op that runs on the inner backend (pending inputs computed first)."""
+    contract = getattr(Backend, name)
+
+    def method(self, *args, **kwargs):
+        return self._forward(name, args, kwargs)
+
+    method.__name__ = name
+    method.__doc__ = contract.__doc__
+    method.__wrapped__ = contract  # type: ignore[attr-defined]
+    return method
+
+
+def _named(name: str) -> Callable[..., Any]:
+    """A named op: the inner backend's override when it has one, else the contract's default
+    composition on the decorator (so its elementwise pieces are recorded)."""
+    default = getattr(Backend, name)
+
+    def method(self, *args, **kwargs):
+        if self.stream is None or name in self._overridden:
+            return self._forward(name, args, kwargs)
+        return default(self, *args, **kwargs)
+
+    method.__name__ = name
+    method.__doc__ = default.__doc__
+    method.__wrapped__ = default  # type: ignore[attr-defined]
+    return method
+
+
+for _name in sorted(CORE_OPS - set(vars(FusedBackend))):
+    setattr(FusedBackend, _name, _forwarding(_name))
+for _name in sorted(NAMED_OPS - set(vars(FusedBackend))):
+    setattr(FusedBackend, _name, _named(_name))
+FusedBackend.__abstractmethods__ = frozenset()
+
+
+_lock = threading.Lock()
+_cache: dict[int, FusedBackend] = {}
+
+
+def Fusion(inner: Backend) -> FusedBackend:  # noqa: N802 - a decorator reads like a type
+    """The fusion decorator of `inner`: `B = Fusion(Wgpu)`, and `Autodiff(Fusion(Wgpu))` to train.
+
+    The fuser comes from the `burn.fusion` entry point named like the backend; a backend
+    without one runs eagerly. Calling it twice with the same backend returns the same object.
+    """
+    if not isinstance(inner, Backend):
+        raise TypeError(f"Fusion: expected a backend, got {inner!r}")
+    if isinstance(inner, FusedBackend):
+        raise BackendError("Fusion: the backend is already fused")
+    if inner.tracks_gradients():
+        raise BackendError(
+            f"Fusion: {inner!r} tracks gradients; fuse the backend it wraps instead "
+            f"(Autodiff(Fusion(B)), not Fusion(Autodiff(B)))"
+        )
+    with _lock:
+        backend = _cache.get(id(inner))
+        if backend is None or backend.inner() is not inner:
+            backend = _cache[id(inner)] = FusedBackend(inner, fusion_backend_for(inner.name))
+        return backend

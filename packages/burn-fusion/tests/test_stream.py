@@ -1,0 +1,193 @@
+"""The stream and the decorator, checked with a small numpy fuser on NdArray.
+
+`NumpyFuser` implements the `FusionBackend` contract by evaluating a segment's nodes with
+numpy, so these tests see exactly what `Fusion(B)` hands a fuser: which nodes are recorded,
+when the stream flushes, which values are outputs, and when plans are compiled.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from burn.backend import registry
+from burn.backend.ops import COMPARISON_OPS
+from burn.fusion import Fusion, FusionBackend, register_fusion_backend
+from burn.fusion.stream import MAX_COST
+from burn.ndarray.backend import NdArrayBackend
+from burn.tensor import Tensor
+from burn.tensor import activation as act
+from burn.tensor.errors import BackendError
+
+UNARY = {"neg": np.negative, "exp": np.exp, "abs": np.abs, "recip": np.reciprocal}
+BINARY = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "div": np.divide,
+    "max": np.maximum,
+    "min": np.minimum,
+    "lt": np.less,
+    "le": np.less_equal,
+    "gt": np.greater,
+}
+
+
+class CountingNdArray(NdArrayBackend):
+    """A backend of its own name, so the fuser registered here serves only these tests."""
+
+    name = "counting-ndarray"
+
+
+class NumpyFuser:
+    """Evaluates segments with numpy; records what it was asked."""
+
+    def __init__(self):
+        self.compiled: list = []
+        self.executed: list = []
+
+    def implementations(self):
+        return {op: getattr(NdArrayBackend, op) for op in ("unary", "binary", "binary_scalar")}
+
+    def supports(self, node) -> bool:
+        return node.op in UNARY or node.op in BINARY
+
+    def max_inputs(self, device) -> int:
+        return 4
+
+    def layout_key(self, primitive, shape):
+        return primitive.shape == shape
+
+    def compile(self, segment):
+        self.compiled.append(segment.signature)
+        return segment.signature
+
+    def execute(self, plan, segment):
+        assert plan == segment.signature
+        self.executed.append(segment)
+        env, params = {}, iter(segment.params)
+        for k, node in enumerate(segment.nodes):
+            ins = [env[segment.position(i)] for i in node.inputs]
+            if node.kind == "leaf":
+                env[k] = node.arg
+            elif node.kind == "unary":
+                env[k] = UNARY[node.arg](ins[0])
+            elif node.kind == "binary":
+                env[k] = BINARY[node.arg](ins[0], ins[1])
+            else:  # scalar
+                env[k] = BINARY[node.arg[0]](ins[0], next(params))
+            if node.op in COMPARISON_OPS:
+                env[k] = np.asarray(env[k], bool)
+            elif node.kind != "leaf":
+                env[k] = np.asarray(env[k], node.dtype.numpy)
+        return [np.broadcast_to(env[k], segment.shape).copy() for k in segment.outputs]
+
+
+@pytest.fixture
+def setup():
+    fuser = NumpyFuser()
+    register_fusion_backend(CountingNdArray.name, fuser)
+    backend = Fusion(CountingNdArray())
+    yield backend, fuser
+    register_fusion_backend(CountingNdArray.name, None)
+
+
+def tensor(backend, values):
+    return Tensor[backend, 1].from_data(np.asarray(values, np.float32), backend.device())
+
+
+def test_the_fuser_satisfies_the_contract():
+    assert isinstance(NumpyFuser(), FusionBackend)
+
+
+def test_without_a_fuser_every_op_is_eager():
+    backend = Fusion(registry.get("NdArray"))
+    assert not backend.fuses
+    y = tensor(backend, [1.0, 2.0]) * 2.0 + 1.0
+    assert not y.primitive.is_pending
+    np.testing.assert_allclose(np.asarray(y.to_data().array), [3.0, 5.0])
+
+
+def test_ops_are_recorded_until_a_read(setup):
+    backend, fuser = setup
+    y = (tensor(backend, [1.0, -2.0]) * 2.0).abs() + 1.0
+    assert y.primitive.is_pending and not fuser.executed
+    np.testing.assert_allclose(np.asarray(y.to_data().array), [3.0, 5.0])
+    assert len(fuser.executed) == 1 and not y.primitive.is_pending
+
+
+def test_dead_intermediates_are_inlined_and_live_ones_written(setup):
+    backend, fuser = setup
+    x = tensor(backend, [1.0, 2.0])
+    kept = x * 3.0
+    out = (kept + 1.0).exp().neg()
+    backend.flush()
+    (segment,) = fuser.executed
+    assert len(segment.outputs) == 2  # kept and out; the sums and exp are expressions only
+    np.testing.assert_allclose(np.asarray(out.to_data().array), -np.exp([4.0, 7.0]), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(kept.to_data().array), [3.0, 6.0])
+
+
+def test_plans_are_keyed_by_signature_not_values(setup):
+    backend, fuser = setup
+    for scale in (1.0, 2.0, 3.0):
+        (tensor(backend, [1.0, 2.0]) * scale).exp().to_data()
+    (tensor(backend, [1.0, 2.0, 3.0]) * 1.0).exp().to_data()
+    assert len(fuser.compiled) == 2
+    assert backend.stats.compiles == 2 and backend.stats.replays == 2
+
+
+def test_an_unsupported_op_runs_eagerly_on_pending_inputs(setup):
+    backend, fuser = setup
+    y = tensor(backend, [4.0, 9.0]) * 1.0
+    root = y.sqrt()  # sqrt is not supported by this fuser: the stream flushes first
+    assert not root.primitive.is_pending and len(fuser.executed) == 1
+    np.testing.assert_allclose(np.asarray(root.to_data().array), [2.0, 3.0])
+
+
+def test_a_long_chain_flushes_at_the_size_limit(setup):
+    backend, fuser = setup
+    y = tensor(backend, [0.0])
+    for _ in range(MAX_COST + 5):
+        y = y + 1.0
+    assert fuser.executed, "the chain was cut before growing past the limit"
+    assert all(node.cost <= MAX_COST for s in fuser.executed for node in s.nodes)
+    np.testing.assert_allclose(np.asarray(y.to_data().array), [MAX_COST + 5.0])
+
+
+def test_kernels_bind_at_most_max_inputs(setup):
+    backend, fuser = setup
+    parts = [tensor(backend, [float(i)]) for i in range(9)]
+    total = parts[0] * 1.0
+    for p in parts[1:]:
+        total = total + p
+    np.testing.assert_allclose(np.asarray(total.to_data().array), [36.0])
+    assert all(len(s.leaves) + len(s.outputs) <= 4 for s in fuser.executed)
+
+
+def test_activations_compose_from_recorded_ops(setup):
+    backend, fuser = setup
+    x = tensor(backend, [-1.0, 0.5, 2.0])
+    y = act.relu(x * 2.0)
+    assert y.primitive.is_pending
+    np.testing.assert_allclose(np.asarray(y.to_data().array), [0.0, 1.0, 4.0])
+
+
+def test_fusion_of_an_autodiff_backend_is_refused():
+    with pytest.raises(BackendError, match="Autodiff\\(Fusion"):
+        Fusion(registry.get("Autodiff")(registry.get("NdArray")))
+
+
+def test_a_failed_flush_leaves_its_values_pending(setup):
+    backend, fuser = setup
+    y = tensor(backend, [1.0, 2.0]) * 2.0
+    execute = fuser.execute
+
+    def broken(plan, segment):
+        raise RuntimeError("device lost")
+
+    fuser.execute = broken
+    with pytest.raises(RuntimeError, match="device lost"):
+        y.to_data()
+    assert y.primitive.is_pending
+    fuser.execute = execute
+    np.testing.assert_allclose(np.asarray(y.to_data().array), [2.0, 4.0])

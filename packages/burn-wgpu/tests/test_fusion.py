@@ -1,0 +1,256 @@
+"""`Fusion(Wgpu)`: fused chains give the unfused values, in fewer launches, from cached plans."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from burn.backend import registry
+from burn.tensor import Bool, Distribution, Int, Tensor
+from burn.tensor import activation as act
+from burn.wgpu import Wgpu
+from burn.wgpu.backend import WgpuBackend
+
+Fusion = registry.get("Fusion")
+Autodiff = registry.get("Autodiff")
+
+
+@pytest.fixture
+def fused():
+    backend = Fusion(Wgpu)
+    backend.flush()
+    backend.stats.reset()
+    return backend
+
+
+def launches() -> int:
+    return Wgpu.runtime().launches
+
+
+def values(t) -> np.ndarray:
+    return np.asarray(t.to_data().array)
+
+
+def chain(t, bias, scale: float):
+    """Eight elementwise ops with a broadcast bias."""
+    y = (t * scale + bias).exp()
+    y = act.relu(y - 1.5)
+    y = act.sigmoid(y).sqrt()
+    return y.clamp(0.2, 0.9)
+
+
+def chain_np(x, bias, scale):
+    y = np.exp(x * scale + bias)
+    y = np.maximum(y - 1.5, 0)
+    y = np.sqrt(1 / (1 + np.exp(-y)))
+    return np.clip(y, 0.2, 0.9)
+
+
+def test_a_chain_is_one_kernel_with_the_unfused_values(fused, rng):
+    x = rng.standard_normal((4, 6)).astype(np.float32)
+    bias = rng.standard_normal((1, 6)).astype(np.float32)
+    fx = Tensor[fused, 2].from_data(x, fused.device())
+    fb = Tensor[fused, 2].from_data(bias, fused.device())
+    before = launches()
+    out = chain(fx, fb, 0.5)
+    assert launches() == before, "recording launches nothing"
+    got = values(out)
+    assert launches() == before + 1
+    plain = chain(Tensor[Wgpu, 2].from_data(x), Tensor[Wgpu, 2].from_data(bias), 0.5)
+    np.testing.assert_allclose(got, values(plain), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(got, chain_np(x.astype(np.float64), bias, 0.5), rtol=1e-5)
+
+
+def test_strided_and_broadcast_inputs(fused, rng):
+    x = rng.standard_normal((5, 3)).astype(np.float32)
+    col = rng.standard_normal((3, 1)).astype(np.float32)
+    fx = Tensor[fused, 2].from_data(x, fused.device()).swap_dims(0, 1)  # a permuted view
+    fc = Tensor[fused, 2].from_data(col, fused.device())
+    sliced = Tensor[fused, 2].from_data(x, fused.device())[1:4, :].swap_dims(0, 1)
+    pending_col = fc * 2.0  # a recorded (3, 1) value broadcast inside a (3, 3) kernel
+    out = (fx[:, 1:4] * fc - sliced).abs() + pending_col.expand([3, 3])
+    expected = np.abs(x.T[:, 1:4] * col - x[1:4].T) + col * 2.0
+    np.testing.assert_allclose(values(out), expected, rtol=1e-6)
+
+
+def test_plans_are_compiled_once_and_replayed(fused, rng):
+    bias = Tensor[fused, 2].from_data(np.zeros((1, 8), np.float32), fused.device())
+    for step in range(4):
+        x = rng.standard_normal((16, 8)).astype(np.float32)
+        fx = Tensor[fused, 2].from_data(x, fused.device())
+        got = values(chain(fx, bias, 0.1 * (step + 1)))  # new values, new scalars, same plan
+        np.testing.assert_allclose(got, chain_np(x, 0.0, 0.1 * (step + 1)), rtol=1e-5)
+    assert fused.stats.compiles == 1
+    assert fused.stats.replays == 3
+    pipelines = Wgpu.runtime().pipeline_count
+    values(chain(Tensor[fused, 2].from_data(x, fused.device()), bias, 3.0))
+    assert Wgpu.runtime().pipeline_count == pipelines
+
+
+def test_a_new_shape_is_a_new_plan(fused):
+    for n in (3, 5, 3):
+        t = Tensor[fused, 1].from_data(np.arange(n, dtype=np.float32), fused.device())
+        values(t * 2.0 + 1.0)
+    assert fused.stats.compiles == 2 and fused.stats.replays == 1
+
+
+def test_only_values_still_referenced_are_written(fused):
+    x = Tensor[fused, 1].from_data(np.arange(8, dtype=np.float32), fused.device())
+    a = x + 1.0
+    b = a * 2.0
+    del a
+    c = b.exp().log() - 1.0
+    values(c)
+    # b is alive (one kernel writes b and c), a and the exp/log intermediates are not.
+    assert fused.stats.outputs == 2 and fused.stats.segments == 1
+    np.testing.assert_allclose(values(b), (np.arange(8) + 1.0) * 2.0)
+
+
+def test_aliasing_clones_and_self_operands(fused):
+    x = Tensor[fused, 1].from_data(np.array([1.0, -2.0, 3.0], np.float32), fused.device())
+    y = x + 1.0
+    alias = y.clone()
+    square = y * y
+    both = alias - y + square
+    np.testing.assert_allclose(values(both), [4.0, 1.0, 16.0])
+    np.testing.assert_allclose(values(alias), [2.0, -1.0, 4.0])
+    np.testing.assert_allclose(values(x), [1.0, -2.0, 3.0])
+
+
+def test_reads_and_unfused_ops_in_the_middle_of_a_stream(fused):
+    x = Tensor[fused, 2].from_data(np.arange(12, dtype=np.float32).reshape(3, 4), fused.device())
+    y = x * 2.0
+    first = values(y)  # a read flushes
+    z = y[1:, 1:3] + 1.0  # a slice of a computed value, then more recorded work
+    s = (z * x[1:, :2]).sum_dim(1)  # a reduction flushes its input
+    w = s + y[:, :1][1:]
+    np.testing.assert_allclose(first, np.arange(12).reshape(3, 4) * 2.0)
+    yn = np.arange(12.0).reshape(3, 4) * 2
+    zn = yn[1:, 1:3] + 1
+    sn = (zn * np.arange(12.0).reshape(3, 4)[1:, :2]).sum(1, keepdims=True)
+    np.testing.assert_allclose(values(w), sn + yn[1:, :1])
+
+
+def test_ints_bools_casts_and_mask_where(fused, rng):
+    a = rng.integers(-9, 9, (4, 5)).astype(np.int32)
+    m = rng.random((4, 1)) > 0.5
+    ta = Tensor[fused, 2, Int].from_data(a, fused.device())
+    tm = Tensor[fused, 2, Bool].from_data(m, fused.device())
+    q = (ta * 3 - 2) // 4
+    r = ta % 5
+    f = q.float() / 2.0
+    chosen = f.mask_fill(tm, -1.0)
+    cmp = ta > 0
+    np.testing.assert_array_equal(values(q), np.floor_divide(a * 3 - 2, 4))
+    np.testing.assert_array_equal(values(r), np.remainder(a, 5))
+    np.testing.assert_allclose(values(chosen), np.where(m, -1.0, np.floor_divide(a * 3 - 2, 4) / 2))
+    np.testing.assert_array_equal(values(cmp), a > 0)
+    np.testing.assert_array_equal(values((f > 0.5).int()), np.floor_divide(a * 3 - 2, 4) / 2 > 0.5)
+
+
+def test_random_draws_repeat_after_seed(fused):
+    fused.seed(7)
+    a = values(Tensor[fused, 2].random([3, 4], Distribution.Default, fused.device()) * 2.0 + 1.0)
+    fused.seed(7)
+    b = values(Tensor[fused, 2].random([3, 4], Distribution.Default, fused.device()) * 2.0 + 1.0)
+    Wgpu.seed(7)
+    c = values(Tensor[Wgpu, 2].random([3, 4], Distribution.Default) * 2.0 + 1.0)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(a, c)
+
+
+def test_an_overridden_op_runs_itself_eagerly():
+    seen = []
+
+    class Patched(WgpuBackend):
+        def binary(self, op, lhs, rhs):
+            seen.append(op)
+            return super().binary(op, lhs, rhs)
+
+    backend = Fusion(Patched())
+    assert "binary" not in backend._recorded and "unary" in backend._recorded
+    x = Tensor[backend, 1].from_data(np.array([1.0, 2.0], np.float32), backend.device())
+    np.testing.assert_allclose(values((x + x).exp()), np.exp([2.0, 4.0]), rtol=1e-6)
+    assert seen == ["add"]
+
+
+def test_a_training_step_matches_autodiff_wgpu_in_fewer_launches(rng):
+    x = rng.standard_normal((8, 5)).astype(np.float32)
+    w = rng.standard_normal((5, 3)).astype(np.float32)
+
+    def step(backend):
+        device = backend.device()
+        tw = Tensor[backend, 2].from_data(w, device).require_grad()
+        tx = Tensor[backend, 2].from_data(x, device)
+        h = act.gelu(tx.matmul(tw))
+        loss = (act.sigmoid(h) * 2.0 - 1.0).powf_scalar(2.0).mean()
+        grads = loss.backward()
+        g = tw.grad(grads)
+        updated = tw.inner() - g * 0.1
+        before = launches()
+        out = values(updated), values(loss)
+        return out, before
+
+    plain_start = launches()
+    (plain_w, plain_loss), _ = step(Autodiff(Wgpu))
+    plain = launches() - plain_start
+    fused_start = launches()
+    (fused_w, fused_loss), _ = step(Autodiff(Fusion(Wgpu)))
+    fused = launches() - fused_start
+    np.testing.assert_allclose(fused_w, plain_w, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(fused_loss, plain_loss, rtol=1e-5)
+    assert fused < plain / 2, (fused, plain)
+
+
+def test_aligned_contiguous_segments_run_four_elements_per_thread(fused, rng):
+    known = set(fused.stream.plans)
+
+    def new_plans():
+        return [p for key, p in fused.stream.plans.items() if key not in known]
+
+    x = rng.standard_normal(64).astype(np.float32)
+    k = rng.integers(-5, 5, 64).astype(np.int32)
+    fx = Tensor[fused, 1].from_data(x, fused.device())
+    fk = Tensor[fused, 1, Int].from_data(k, fused.device())
+    y = (fx * 2.0 - 1.0).exp().mask_fill(fk > 0, 0.5)
+    q = (fk * 3) % 4
+    np.testing.assert_allclose(values(y), np.where(k > 0, 0.5, np.exp(x * 2 - 1)), rtol=1e-6)
+    np.testing.assert_array_equal(values(q), np.remainder(k * 3, 4))
+    assert [plan.vec4 for plan in new_plans()] == [True]
+    # An offset that is not a multiple of 4, and a count that is not, take the scalar kernel.
+    shifted = Tensor[fused, 1].from_data(x, fused.device())[1:61]
+    np.testing.assert_allclose(values(shifted * 2.0 - 1.0), x[1:61] * 2 - 1, rtol=1e-6)
+    odd = Tensor[fused, 1].from_data(x[:7], fused.device())
+    np.testing.assert_allclose(values(odd * 2.0 - 1.0), x[:7] * 2 - 1, rtol=1e-6)
+    assert sorted(plan.vec4 for plan in new_plans()) == [False, False, True]
+
+
+def test_a_recorded_chain_feeding_a_reduction_is_its_prologue(fused, rng):
+    x = rng.standard_normal((16, 300)).astype(np.float32)
+    x[3, 7] = np.nan
+    t = Tensor[fused, 2].from_data(x, fused.device())
+    bias = Tensor[fused, 2].from_data(np.ones((16, 1), np.float32), fused.device())
+    square = (t - bias) * (t - bias)
+    before = launches()
+    total = square.sum_dim(0)
+    mean = square.mean_dim(0)
+    top = (t.swap_dims(0, 1) * 2.0).max_dim(1)  # a strided leaf, reduced along its last dim
+    low = (t * -1.0).min_dim(0)
+    assert launches() == before + 4 and fused.stats.fused_reductions == 4
+    assert fused.stats.outputs == 0, "the squares were never written"
+    xs = (x.astype(np.float64) - 1) ** 2
+    np.testing.assert_allclose(values(total), xs.sum(0, keepdims=True), rtol=1e-5)
+    np.testing.assert_allclose(values(mean), xs.mean(0, keepdims=True), rtol=1e-5)
+    np.testing.assert_allclose(values(top), (x.T * 2).max(1, keepdims=True), rtol=1e-6)
+    np.testing.assert_allclose(values(low), (-x).min(0, keepdims=True), rtol=1e-6)
+    k = rng.integers(-50, 50, (8, 256)).astype(np.int32)
+    ik = Tensor[fused, 2, Int].from_data(k, fused.device())
+    np.testing.assert_array_equal(
+        values((ik * 3 - 1).sum_dim(0)), (k * 3 - 1).sum(0, keepdims=True)
+    )
+
+
+def test_small_reductions_read_the_computed_chain(fused):
+    x = Tensor[fused, 2].from_data(np.arange(12, dtype=np.float32).reshape(3, 4), fused.device())
+    s = (x * 2.0).sum_dim(1)  # 3 outputs: too few threads, the chain is computed first
+    assert fused.stats.fused_reductions == 0
+    np.testing.assert_allclose(values(s), (np.arange(12).reshape(3, 4) * 2).sum(1, keepdims=True))
