@@ -53,12 +53,18 @@ _GUIDE = _ROOT / "examples" / "guide"
 
 # ---------------------------------------------------------------------------- shared
 def _backend(name: str):
+    """`Autodiff` over the named backend: `wgpu`, `ndarray`, or `fusion-wgpu` for
+    `Autodiff(Fusion(Wgpu))`."""
     from burn.backend import Autodiff, NdArray
 
     if name == "wgpu":
         from burn.backend import Wgpu
 
         return Autodiff(Wgpu)
+    if name == "fusion-wgpu":
+        from burn.backend import Fusion, Wgpu
+
+        return Autodiff(Fusion(Wgpu))
     return Autodiff(NdArray)
 
 
@@ -385,7 +391,7 @@ def _reduction(args, result: dict) -> str:
 
 def _report(args, comm, result: dict) -> None:
     ranks = "1 (plain: no DataParallel)" if args.plain else str(comm.size)
-    rows = [("ranks", ranks), ("backend", f"Autodiff({args.backend})")]
+    rows = [("ranks", ranks), ("backend", repr(_backend(args.backend)))]
     if args.mode == "guide":
         rows += [
             ("train items, global batch", f"{result['train_items']}, {result['global_batch']}"),
@@ -423,7 +429,7 @@ def _report(args, comm, result: dict) -> None:
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mode", choices=["guide", "transformer"])
-    parser.add_argument("--backend", choices=["wgpu", "ndarray"], default="wgpu")
+    parser.add_argument("--backend", choices=["wgpu", "fusion-wgpu", "ndarray"], default="wgpu")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for a CPU smoke run")
     parser.add_argument("--out", default=None, help="write the results here as JSON (rank 0)")
     parser.add_argument("--bucket-mb", type=float, default=25.0)
