@@ -12,7 +12,7 @@ from burn.backend import Backend, registry
 from burn.backend_tests.spy import Maker, arguments, overridden, spied
 from burn.module import Module
 from burn.ndarray import NdArray
-from burn.nn import LinearConfig
+from burn.nn import Gelu, LinearConfig
 from burn.onnx.export_backend import TracingBackend
 from burn.onnx.export_graph import ExportError, GraphBuilder
 from burn.onnx.exporter import export
@@ -105,3 +105,24 @@ def test_named_ops_are_recorded_as_their_onnx_nodes(tmp_path):
     theirs = session.run(None, {"input_0": x, "input_1": idx.astype(inputs[1].dtype.numpy)})
     for a, b in zip(ours, theirs, strict=True):
         np.testing.assert_allclose(b, a.to_data().as_array(), rtol=1e-5, atol=1e-6)
+
+
+class GeluOnly(Module):
+    def __init__(self):
+        self.fc = LinearConfig(4, 4).init()
+        self.gelu = Gelu()
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.gelu(self.fc(x))
+
+
+@pytest.mark.parametrize(("opset", "node"), [(17, "Erf"), (20, "Gelu")])
+def test_gelu_is_one_node_from_opset_20(tmp_path, opset, node):
+    model = GeluOnly()
+    x = np.random.default_rng(1).standard_normal((3, 4)).astype(np.float32)
+    ours = model.forward(Tensor.from_data(x)).to_data().as_array()
+    path = export(model, Tensor.from_data(x), tmp_path / "gelu.onnx", opset=opset)
+    kinds = [n.op_type for n in onnx.load(str(path)).graph.node]
+    assert node in kinds and ("Gelu" in kinds) == (opset >= 20)
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(session.run(None, {"input": x})[0], ours, rtol=1e-5, atol=1e-6)

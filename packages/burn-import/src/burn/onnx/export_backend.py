@@ -333,6 +333,11 @@ class TracingBackend(Backend):
     def relu(self, x: Traced):
         return Traced(self._inner.relu(x.value), ops.ACTIVATIONS["relu"](self.graph, x.name))
 
+    def gelu(self, x: Traced):
+        if self.graph.opset < 20:  # ONNX's Gelu node came with opset 20: Erf and friends before
+            return _composed("gelu")(self, x)
+        return Traced(self._inner.gelu(x.value), ops.ACTIVATIONS["gelu"](self.graph, x.name))
+
     def sigmoid(self, x: Traced):
         return Traced(self._inner.sigmoid(x.value), ops.ACTIVATIONS["sigmoid"](self.graph, x.name))
 

@@ -220,6 +220,7 @@ def global_avg_pool(g: GraphBuilder, x: str) -> str:
 ACTIVATIONS: dict[str, Callable[..., str]] = {
     "relu": lambda g, x: g.one("Relu", [x]),
     "sigmoid": lambda g, x: g.one("Sigmoid", [x]),
+    "gelu": lambda g, x: g.one("Gelu", [x], approximate="none"),  # opset 20 and later
     "leaky_relu": lambda g, x, slope: g.one("LeakyRelu", [x], alpha=float(slope)),
     "hard_sigmoid": lambda g, x, alpha, beta: g.one(
         "HardSigmoid", [x], alpha=float(alpha), beta=float(beta)
