@@ -1,18 +1,30 @@
-"""The recording backend of ONNX export: a decorator that runs each op on the inner backend
-and appends the matching ONNX node to a graph.
+"""The recording backend of ONNX export: a decorator on the backend contract.
 
 Its primitives pair the inner backend's primitive (so shapes and values are real, and layers
-may branch on shapes) with the name of the graph value holding it. Ops it records directly are
-the required core of the backend contract, the module ops ONNX has a node for (convolutions,
-pools, embedding) and a few activations; every other op of the contract runs as its default
-composition on this backend, so it is recorded through the core ops it is made of. The
-mapping to ONNX lives in `export_ops`.
+may branch on shapes) with the name of the graph value holding it. Like every decorator it
+forwards each named op to the inner backend's op of the same name, so whatever the model's
+backend overrides is what computes the values; what it adds is the ONNX node for the op,
+taken from the table in `export_ops`. Three kinds of op:
+
+- The required core, and the named ops ONNX has a node for (`float_matmul`, `float_cat`,
+  `float_select`, `float_mean_dim`, `float_flip`, the convolutions, pools, `embedding`, a few
+  activations): recorded directly.
+- Creation ops (`full`, `arange`, `bool_tri_mask`...): the inner backend's result becomes a
+  constant of the graph.
+- Every other op of the contract: its default composition runs on this backend, so it is
+  recorded through the ops it is made of. Where the inner backend overrides that op, the
+  values still come from the override (the composition only supplies the nodes).
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 from burn.backend import Backend, Device
+from burn.backend.ops import BOOL_OPS, FLOAT_OPS, INT_OPS, ActivationOps, ModuleOps, PrimitiveOps
 from burn.onnx import export_ops as ops
 from burn.onnx.export_graph import ExportError, GraphBuilder
 from burn.tensor import DType, TensorData
@@ -60,7 +72,12 @@ def _inner_device(device):
 
 
 class TracingBackend(Backend):
-    """Records the ops of one forward pass into `graph` while `inner` computes them."""
+    """Records the ops of one forward pass into `graph` while `inner` computes them.
+
+    It is built by `export` for one trace and is not registered in `burn.backends`: a graph
+    cannot depend on the values it computes, so it refuses host reads (`into_data`) and random
+    numbers, which a backend picked by name must serve.
+    """
 
     def __init__(self, inner: Backend, graph: GraphBuilder):
         self._inner = inner
@@ -85,12 +102,9 @@ class TracingBackend(Backend):
     def priority(self) -> int:
         return -1
 
-    def wrap(self, value) -> Traced:
-        """An inner primitive as a constant of the graph."""
+    def constant(self, value) -> Traced:
+        """An inner primitive (a plain tensor a module holds) as a constant of the graph."""
         return self._constant(value)
-
-    def unwrap(self, p: Traced):
-        return p.value
 
     def _unsupported(self, what: str):
         raise ExportError(f"export: {self.graph.where()} uses {what}, which ONNX cannot express")
@@ -195,40 +209,40 @@ class TracingBackend(Backend):
 
     def reduce(self, op: str, p: Traced, dim: int):
         value = self._inner.reduce(op, p.value, dim)
-        name = ops.reduce(self.graph, op, p.name, dim, self.index_dtype())
+        name = ops.reduce(self.graph, op, p.name, dim, self._inner.dtype(value))
         return self._out(value, name, f"the reduction `{op}`")
 
-    # ================================================================== recorded composites
+    def binary_scalar(self, op: str, p: Traced, value):
+        out = self._inner.binary_scalar(op, p.value, value)
+        scalar = self.graph.initializer(ops.scalar(value, self.dtype(p), len(self.shape(p))))
+        name = ops.binary(self.graph, op, p.name, scalar, self.dtype(p))
+        return self._out(out, name, f"`{op}`")
+
+    # ================================================================== creation: constants
     def full(self, shape, value, dtype: DType, device):
         return self._constant(self._inner.full(shape, value, dtype, _inner_device(device)))
 
     def arange(self, start, end, step, dtype: DType, device):
         return self._constant(self._inner.arange(start, end, step, dtype, _inner_device(device)))
 
+    def scalar_like(self, p: Traced, value):
+        return self._constant(self._inner.scalar_like(p.value, value))
+
     def random(self, shape, distribution, dtype: DType, device):
         self._unsupported("random numbers (a layer in training mode?)")
 
-    def tri_mask(self, shape, offset, upper, device):
-        return self._constant(self._inner.tri_mask(shape, offset, upper, _inner_device(device)))
+    def bool_tri_mask(self, shape, offset: int, upper: bool, device):
+        mask = self._inner.bool_tri_mask(shape, offset, upper, _inner_device(device))
+        return self._constant(mask)
 
-    def is_nan(self, p: Traced):
-        return Traced(self._inner.is_nan(p.value), self.graph.one("IsNaN", [p.name]))
+    # ================================================================== named ops with a node
+    def float_is_nan(self, tensor: Traced):
+        value = self._inner.float_is_nan(tensor.value)
+        return Traced(value, ops.is_nan(self.graph, tensor.name))
 
-    def matmul(self, lhs: Traced, rhs: Traced):
-        value = self._inner.matmul(lhs.value, rhs.value)
-        return Traced(value, self.graph.one("MatMul", [lhs.name, rhs.name]))
-
-    def cat(self, ps: list, dim: int):
-        value = self._inner.cat([p.value for p in ps], dim)
-        return Traced(value, ops.concat(self.graph, [p.name for p in ps], dim))
-
-    def select(self, p: Traced, dim: int, indices: Traced):
-        value = self._inner.select(p.value, dim, indices.value)
-        return Traced(value, ops.gather(self.graph, p.name, dim, self._indices(indices)))
-
-    def mean_dim(self, p: Traced, dim: int):
-        value = self._inner.mean_dim(p.value, dim)
-        return Traced(value, ops.reduce(self.graph, "mean", p.name, dim, self.index_dtype()))
+    def float_mean_dim(self, tensor: Traced, dim: int):
+        value = self._inner.float_mean_dim(tensor.value, dim)
+        return Traced(value, ops.reduce(self.graph, "mean", tensor.name, dim, DType.I64))
 
     # ================================================================== module ops
     def _conv_nd(self, n: int, x, weight, bias, options):
@@ -319,6 +333,11 @@ class TracingBackend(Backend):
     def relu(self, x: Traced):
         return Traced(self._inner.relu(x.value), ops.ACTIVATIONS["relu"](self.graph, x.name))
 
+    def gelu(self, x: Traced):
+        if self.graph.opset < 20:  # ONNX's Gelu node came with opset 20: Erf and friends before
+            return _composed("gelu")(self, x)
+        return Traced(self._inner.gelu(x.value), ops.ACTIVATIONS["gelu"](self.graph, x.name))
+
     def sigmoid(self, x: Traced):
         return Traced(self._inner.sigmoid(x.value), ops.ACTIVATIONS["sigmoid"](self.graph, x.name))
 
@@ -329,3 +348,114 @@ class TracingBackend(Backend):
     def hard_sigmoid(self, x: Traced, alpha: float, beta: float):
         value = self._inner.hard_sigmoid(x.value, alpha, beta)
         return Traced(value, ops.ACTIVATIONS["hard_sigmoid"](self.graph, x.name, alpha, beta))
+
+
+# ====================================================================== per-kind named ops
+def _matmul(name: str):
+    def method(self: TracingBackend, lhs: Traced, rhs: Traced) -> Traced:
+        value = getattr(self._inner, name)(lhs.value, rhs.value)
+        return Traced(value, ops.matmul(self.graph, lhs.name, rhs.name))
+
+    return method
+
+
+def _cat(name: str):
+    def method(self: TracingBackend, tensors: list, dim: int) -> Traced:
+        value = getattr(self._inner, name)([t.value for t in tensors], dim)
+        return Traced(value, ops.concat(self.graph, [t.name for t in tensors], dim))
+
+    return method
+
+
+def _select(name: str):
+    def method(self: TracingBackend, tensor: Traced, dim: int, indices: Traced) -> Traced:
+        value = getattr(self._inner, name)(tensor.value, dim, indices.value)
+        name_ = ops.gather(self.graph, tensor.name, dim, self._indices(indices))
+        return Traced(value, name_)
+
+    return method
+
+
+def _flip(name: str):
+    def method(self: TracingBackend, tensor: Traced, axes) -> Traced:
+        value = getattr(self._inner, name)(tensor.value, tuple(axes))
+        if not axes:
+            return Traced(value, tensor.name)
+        return Traced(value, ops.flip(self.graph, tensor.name, tuple(axes)))
+
+    return method
+
+
+_PER_KIND: dict[str, Callable[[str], Callable[..., Any]]] = {
+    "matmul": _matmul,
+    "cat": _cat,
+    "select": _select,
+    "flip": _flip,
+}
+
+
+# ====================================================================== everything else
+def _unwrap(value):
+    """An argument as the inner backend takes it."""
+    if isinstance(value, Traced):
+        return value.value
+    if isinstance(value, TracingDevice):
+        return value.inner
+    if isinstance(value, list):
+        return [_unwrap(v) for v in value]
+    return value
+
+
+def _with_values(recorded, value):
+    """The nodes of the composition, holding the values of the inner backend's own op."""
+    if isinstance(recorded, Traced):
+        return Traced(value, recorded.name)
+    if isinstance(recorded, tuple):
+        return tuple(_with_values(r, v) for r, v in zip(recorded, value, strict=True))
+    return value
+
+
+def _composed(name: str):
+    """`name` recorded as its default composition on the tracer; where the inner backend
+    overrides it, that override computes the values (whatever a backend overrides runs)."""
+    default = getattr(Backend, name)
+
+    @functools.wraps(default, assigned=("__doc__", "__annotations__"))
+    def method(self, *args, **kwargs):
+        recorded = default(self, *args, **kwargs)
+        if getattr(type(self._inner), name, default) is default:
+            return recorded
+        value = getattr(self._inner, name)(
+            *[_unwrap(a) for a in args], **{k: _unwrap(v) for k, v in kwargs.items()}
+        )
+        return _with_values(recorded, value)
+
+    method.__name__ = name
+    method.__wrapped__ = default  # type: ignore[attr-defined]
+    return method
+
+
+def _public(group: type) -> set[str]:
+    return {n for n in dir(group) if not n.startswith("_") and callable(getattr(group, n))}
+
+
+# Helpers of the core that are not ops, and the host reads the tracer refuses itself.
+_NOT_OPS = frozenset({"rng", "seed", "same_device", "index_dtype", "numel"})
+CONTRACT_OPS = frozenset(
+    FLOAT_OPS | INT_OPS | BOOL_OPS | _public(ModuleOps) | _public(ActivationOps)
+) | (_public(PrimitiveOps) - _NOT_OPS)
+
+for _kind in ("float", "int", "bool"):
+    for _op, _maker in _PER_KIND.items():
+        _name = f"{_kind}_{_op}"
+        if _name in CONTRACT_OPS and _name not in vars(TracingBackend):
+            _method = _maker(_name)
+            _method.__name__ = _name
+            _method.__doc__ = getattr(Backend, _name).__doc__
+            setattr(TracingBackend, _name, _method)
+for _name in sorted(CONTRACT_OPS - set(vars(TracingBackend))):
+    setattr(TracingBackend, _name, _composed(_name))
+for _name in CONTRACT_OPS:
+    _method = vars(TracingBackend)[_name]
+    if _method.__doc__ is None:  # written out above: `help()` reads like the contract
+        _method.__doc__ = getattr(Backend, _name).__doc__

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
 from burn.onnx.export_graph import ONNX_DTYPES, GraphBuilder
 from burn.tensor import DType
 
@@ -63,7 +64,7 @@ REDUCE: dict[str, str] = {
 
 def unary(g: GraphBuilder, op: str, x: str, dtype: DType) -> str | None:
     if op == "log1p":
-        one = g.initializer(_scalar(1, dtype))
+        one = g.initializer(scalar(1, dtype))
         return g.one("Log", [g.one("Add", [x, one])])
     onnx_op = UNARY.get(op)
     return g.one(onnx_op, [x]) if onnx_op is not None else None
@@ -81,10 +82,11 @@ def binary(g: GraphBuilder, op: str, a: str, b: str, dtype: DType) -> str | None
     return g.one(onnx_op, [a, b]) if onnx_op is not None else None
 
 
-def reduce(g: GraphBuilder, op: str, x: str, dim: int, index_dtype: DType) -> str | None:
+def reduce(g: GraphBuilder, op: str, x: str, dim: int, out_dtype: DType) -> str | None:
+    """A reduction keeping `dim`; `out_dtype` is the result's (ArgMax gives int64)."""
     if op in ("argmax", "argmin"):
         out = g.one("ArgMax" if op == "argmax" else "ArgMin", [x], axis=dim, keepdims=1)
-        return cast(g, out, index_dtype) if index_dtype is not DType.I64 else out
+        return cast(g, out, out_dtype) if out_dtype is not DType.I64 else out
     onnx_op = REDUCE.get(op)
     if onnx_op is None:
         return None
@@ -92,6 +94,14 @@ def reduce(g: GraphBuilder, op: str, x: str, dim: int, index_dtype: DType) -> st
     if onnx_op == "ReduceSum" or g.opset >= 18:
         return g.one(onnx_op, [x, g.ints([dim])], keepdims=1)
     return g.one(onnx_op, [x], axes=[dim], keepdims=1)
+
+
+def is_nan(g: GraphBuilder, x: str) -> str:
+    return g.one("IsNaN", [x])
+
+
+def matmul(g: GraphBuilder, a: str, b: str) -> str:
+    return g.one("MatMul", [a, b])
 
 
 def cast(g: GraphBuilder, x: str, dtype: DType) -> str:
@@ -115,6 +125,16 @@ def slice_(g: GraphBuilder, x: str, ranges) -> str:
     starts, ends, steps = zip(*ranges, strict=True) if ranges else ((), (), ())
     axes = range(len(ranges))
     return g.one("Slice", [x, g.ints(starts), g.ints(ends), g.ints(axes), g.ints(steps)])
+
+
+def flip(g: GraphBuilder, x: str, axes: tuple[int, ...]) -> str:
+    """Reversed along `axes`: a Slice from the end with step -1 (INT64_MIN ends past the
+    start, as the ONNX spec prescribes for reaching index 0 backwards)."""
+    n = len(axes)
+    lowest = np.iinfo(np.int64).min
+    return g.one(
+        "Slice", [x, g.ints([-1] * n), g.ints([lowest] * n), g.ints(axes), g.ints([-1] * n)]
+    )
 
 
 def concat(g: GraphBuilder, xs: list[str], dim: int) -> str:
@@ -200,6 +220,7 @@ def global_avg_pool(g: GraphBuilder, x: str) -> str:
 ACTIVATIONS: dict[str, Callable[..., str]] = {
     "relu": lambda g, x: g.one("Relu", [x]),
     "sigmoid": lambda g, x: g.one("Sigmoid", [x]),
+    "gelu": lambda g, x: g.one("Gelu", [x], approximate="none"),  # opset 20 and later
     "leaky_relu": lambda g, x, slope: g.one("LeakyRelu", [x], alpha=float(slope)),
     "hard_sigmoid": lambda g, x, alpha, beta: g.one(
         "HardSigmoid", [x], alpha=float(alpha), beta=float(beta)
@@ -207,7 +228,6 @@ ACTIVATIONS: dict[str, Callable[..., str]] = {
 }
 
 
-def _scalar(value, dtype: DType):
-    import numpy as np
-
-    return np.asarray(value, dtype=dtype.numpy)
+def scalar(value, dtype: DType, rank: int = 0) -> np.ndarray:
+    """A Python scalar as a constant of `dtype` with `rank` dims of size 1 (it broadcasts)."""
+    return np.full((1,) * rank, value, dtype=dtype.numpy)

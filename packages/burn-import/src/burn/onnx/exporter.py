@@ -121,7 +121,7 @@ def _trace_constants(model: Module, backend, tracer: TracingBackend) -> None:
 
     def convert(value):
         if isinstance(value, Tensor) and value.backend is backend:
-            return Tensor._make(tracer, tracer.wrap(value.primitive), value.kind)
+            return Tensor._make(tracer, tracer.constant(value.primitive), value.kind)
         if isinstance(value, list):
             return [convert(v) for v in value]
         if isinstance(value, tuple) and not hasattr(value, "_fields"):
@@ -182,10 +182,10 @@ def export(
     backend = params[0].val().backend if params else (inputs[0].backend if inputs else None)
     if backend is None:
         raise ExportError("export: the model has no parameters and no example inputs")
-    if getattr(backend, "backward", None) is not None:  # an autodiff backend: export inference
+    if backend.tracks_gradients():  # an autodiff backend: export inference
         model = model.valid()
+        inputs = tuple(t.inner() if t.backend is backend else t for t in inputs)
         backend = backend.inner()
-        inputs = tuple(t.inner() if t.backend is not backend else t for t in inputs)
     graph = GraphBuilder(opset)
     tracer = TracingBackend(backend, graph)
 
