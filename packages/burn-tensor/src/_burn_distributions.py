@@ -30,6 +30,7 @@ PROVIDED_BY: dict[str, str] = {
     "huggingface": "burn-huggingface",
     "train": "burn-train",
     "collective": "burn-collective",
+    "fusion": "burn-fusion",
     "onnx": "burn-import",
     "pytorch": "burn-import",
     "safetensors": "burn-import",

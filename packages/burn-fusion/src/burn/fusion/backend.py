@@ -37,6 +37,7 @@ from burn.backend.ops import (
     ModuleOps,
     PrimitiveOps,
 )
+from burn.backend.ops.module_blocks import ModuleBlocks
 from burn.fusion.contract import (
     FUSABLE_CORE_OPS,
     REDUCIBLE_OPS,
@@ -99,10 +100,14 @@ def _public(group: type) -> set[str]:
 _NOT_OPS = frozenset({"rng", "seed", "same_device", "index_dtype", "numel"})
 # Ops answered from the handle, or whose result is not a primitive.
 _METADATA = frozenset({"shape", "dtype", "device_of", "into_data", "same_device"})
-NAMED_OPS = frozenset(
-    FLOAT_OPS | INT_OPS | BOOL_OPS | _public(ModuleOps) | _public(ActivationOps)
-) - {"float_into_data", "int_into_data", "bool_into_data"}
-MODULE_OPS = frozenset(_public(ModuleOps))
+# The module ops and the public building blocks they are made of (`im2col`, `resample`...).
+_MODULE = _public(ModuleOps) | _public(ModuleBlocks)
+NAMED_OPS = frozenset(FLOAT_OPS | INT_OPS | BOOL_OPS | _MODULE | _public(ActivationOps)) - {
+    "float_into_data",
+    "int_into_data",
+    "bool_into_data",
+}
+MODULE_OPS = frozenset(_MODULE)
 CORE_OPS = frozenset(_public(PrimitiveOps) - _NOT_OPS - _METADATA - FUSABLE_CORE_OPS)
 
 

@@ -373,6 +373,15 @@ class WgpuBackend(WgpuReduceOps, WgpuMatmulOps, WgpuModuleOps, Backend):
         p.rt.launch(source, access, handles, info, _groups(n), checks_indices=True)
         return out
 
+    def float_is_nan(self, tensor: WgpuTensor):
+        """`x != x` in a comparison kernel of its own, reading the value through two bindings.
+
+        The contract's default is the same comparison; overriding it keeps it out of fused
+        kernels (`Fusion` forwards an override instead of recording it), where a driver that
+        sees one value compared with itself may fold `x != x` to false (seen on NVIDIA's
+        Vulkan compiler)."""
+        return self.binary("ne", tensor, tensor)
+
     def float_select(self, tensor: WgpuTensor, dim: int, indices: WgpuTensor):
         self._check_indices(indices, tensor.shape[dim], "select")
         return super().float_select(tensor, dim, indices)
