@@ -7,6 +7,7 @@ refuse a tensor whose declared shape disagrees with the bytes stored before it a
 
 from __future__ import annotations
 
+import types
 from pathlib import Path
 
 import numpy as np
@@ -23,8 +24,11 @@ MODELS = [onnx.load_from_string(raw) for raw in RAW]
 
 
 def load(case: bytes) -> None:
+    """Translate `case` and import the generated source (the module level runs; no forward)."""
     generated = translate(case)
-    compile(generated.source, "<fuzzed model>", "exec")
+    module = types.ModuleType("burn_onnx_fuzzed")
+    module.__file__ = "burn_onnx_fuzzed.py"
+    exec(compile(generated.source, "<fuzzed model>", "exec"), module.__dict__)
 
 
 def _initializer_mutator(change):
@@ -62,6 +66,41 @@ def extra_rank(rng: np.random.Generator, tensor: onnx.TensorProto) -> None:
     tensor.dims.insert(int(rng.integers(len(tensor.dims) + 1)), 1)
 
 
+BREAKERS = ["\n", '"""', "#", "\r", "\x00", "\u2028", "\u0085", "\\", "class", "len"]
+
+
+def hostile_names(marker: Path):
+    """Rename a value everywhere it occurs, or a node or the graph, to a string carrying code."""
+
+    def mutate(rng: np.random.Generator, raw: bytes) -> bytes:
+        model = onnx.ModelProto()
+        model.CopyFrom(MODELS[RAW.index(raw)])
+        graph = model.graph
+        breaker = BREAKERS[int(rng.integers(len(BREAKERS)))]
+        bad = f"{breaker}__import__('os').system('touch {marker}'){breaker}"
+        target = int(rng.integers(4))
+        if target == 0:
+            graph.name = bad
+            graph.doc_string = bad
+        elif target == 1:
+            node = graph.node[int(rng.integers(len(graph.node)))]
+            node.name, node.doc_string = bad, bad
+        else:
+            values = [i.name for i in graph.initializer] + [i.name for i in graph.input]
+            values += [o for n in graph.node for o in n.output]
+            old = values[int(rng.integers(len(values)))]
+            new = f"{old}{bad}"
+            for item in [*graph.initializer, *graph.input, *graph.output, *graph.value_info]:
+                if item.name == old:
+                    item.name = new
+            for node in graph.node:
+                node.input[:] = [new if n == old else n for n in node.input]
+                node.output[:] = [new if n == old else n for n in node.output]
+        return model.SerializeToString()
+
+    return mutate
+
+
 CATEGORIES = {
     "onnx bytes": BYTE_MUTATORS,
     "onnx huge dims": [_initializer_mutator(huge_dims)],
@@ -72,3 +111,11 @@ CATEGORIES = {
 @pytest.mark.parametrize("category", list(CATEGORIES))
 def test_fuzzed_onnx_models_give_burn_errors(fuzz, category):
     check(fuzz(category, RAW, load, CATEGORIES[category]))
+
+
+def test_fuzzed_hostile_names_never_run(fuzz, tmp_path):
+    marker = tmp_path / "pwned"
+    stats = fuzz("onnx hostile names", RAW, load, [hostile_names(marker)])
+    check(stats)
+    assert stats.loaded > 0, stats.line()  # renamed graphs stay valid and import
+    assert not marker.exists()
