@@ -133,3 +133,25 @@ def test_a_tensor_larger_than_its_bytes_is_refused_before_allocation():
     )
     with pytest.raises(OnnxImportError, match=r"m\.onnx: tensor 'w'.*needs 4611686018427387904"):
         graph_from_proto(graph, "m.onnx", 17)
+
+
+def test_a_sparse_initializer_with_a_huge_dense_shape_is_refused():
+    from burn.onnx.graph import graph_from_proto
+
+    values = numpy_helper.from_array(np.ones(2, np.float32), "s")
+    indices = numpy_helper.from_array(np.array([0, 5], np.int64), "s_idx")
+    sparse = helper.make_sparse_tensor(values, indices, [2**40, 2**20])
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["s"], ["y"])],
+        "g",
+        [],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        sparse_initializer=[sparse],
+    )
+    with pytest.raises(OnnxImportError, match=r"m\.onnx: sparse initializer 's'.*too large"):
+        graph_from_proto(graph, "m.onnx", 17)
+    # within the bound it becomes the dense constant
+    del graph.sparse_initializer[0].dims[:]
+    graph.sparse_initializer[0].dims.extend([2, 3])
+    dense = graph_from_proto(graph, "m.onnx", 17).constants["s"]
+    np.testing.assert_array_equal(dense, [[1, 0, 0], [0, 0, 1]])
