@@ -56,6 +56,16 @@ def burn_dtype(dtype: np.dtype | None) -> str | None:
     return None if dtype is None else _DTYPE_NAMES.get(np.dtype(dtype).name)
 
 
+def source_text(text: object) -> str:
+    """`text` from a model file made safe inside a comment or docstring of generated source.
+
+    Names and doc strings are data: control characters, line and paragraph separators, quotes
+    and backslashes come out as escapes, so no file can end a comment or docstring early and
+    have the rest of its string run as code when the generated module is imported.
+    """
+    return repr(str(text))[1:-1].replace('"', '\\"')
+
+
 def snake(text: str) -> str:
     text = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", text)
     text = re.sub(r"[^0-9a-zA-Z_]+", "_", text).strip("_").lower()
@@ -201,7 +211,7 @@ class Context:
     # ------------------------------------------------------------------ code
     def line(self, code: str, comment: str | None = None) -> None:
         if comment:
-            self.lines.append(self.indent + f"# {comment}")
+            self.lines.append(self.indent + f"# {source_text(comment)}")
         self.lines.append(self.indent + code)
 
     def out(self, node: Node, i: int = 0, rank: int | None = None) -> str:

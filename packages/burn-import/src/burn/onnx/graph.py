@@ -144,24 +144,79 @@ def _value_info(proto: onnx.ValueInfoProto) -> ValueInfo:
     return ValueInfo(proto.name, ttype.elem_type, shape)
 
 
-def _attr_value(attr: onnx.AttributeProto):
+# The typed repeated fields a tensor may keep its values in (instead of `raw_data`).
+_VALUE_FIELDS = (
+    "float_data",
+    "int32_data",
+    "int64_data",
+    "double_data",
+    "uint64_data",
+    "string_data",
+)
+# The most elements a sparse initializer may declare for its dense form.
+SPARSE_ELEMENT_LIMIT = 1 << 28
+
+
+def declared_elements(dims, what: str) -> int:
+    """The element count of `dims`, refusing negative dims before anything is allocated."""
+    count = 1
+    for d in dims:
+        if d < 0:
+            raise OnnxImportError(f"{what}: negative dimension in shape {list(dims)}")
+        count *= int(d)
+    return count
+
+
+def tensor_array(proto: onnx.TensorProto, what: str) -> np.ndarray:
+    """The values of a tensor proto, once its declared shape agrees with the data it holds.
+
+    The check runs on the proto's sizes alone, so a file that declares a huge shape over a few
+    bytes is refused without allocating: no tensor grows beyond the bytes the file stored.
+    """
+    what = f"{what}: tensor {proto.name!r}"
+    count = declared_elements(proto.dims, what)
+    dtype = elem_dtype(proto.data_type)
+    if proto.data_location == onnx.TensorProto.EXTERNAL:
+        raise OnnxImportError(f"{what}: external data was not loaded")
+    if proto.HasField("raw_data"):
+        if dtype is not None and len(proto.raw_data) != count * dtype.itemsize:
+            raise OnnxImportError(
+                f"{what}: shape {list(proto.dims)} of {elem_name(proto.data_type)} needs "
+                f"{count * dtype.itemsize} bytes, the file holds {len(proto.raw_data)}"
+            )
+    else:
+        stored = max(len(getattr(proto, f)) for f in _VALUE_FIELDS)
+        if stored not in (count, 2 * count):  # complex values take two entries each
+            raise OnnxImportError(
+                f"{what}: shape {list(proto.dims)} declares {count} values, the file holds {stored}"
+            )
+    try:
+        return numpy_helper.to_array(proto)
+    except Exception as e:
+        raise OnnxImportError(f"{what}: unreadable values ({type(e).__name__}: {e})") from None
+
+
+def _attr_value(attr: onnx.AttributeProto, where: str):
     if attr.type == onnx.AttributeProto.TENSOR:
-        return numpy_helper.to_array(attr.t)
+        return tensor_array(attr.t, f"{where}: attribute {attr.name!r}")
     if attr.type == onnx.AttributeProto.GRAPH:
         return attr.g
     if attr.type == onnx.AttributeProto.TENSORS:
-        return [numpy_helper.to_array(t) for t in attr.tensors]
-    value = helper.get_attribute_value(attr)
-    if isinstance(value, bytes):
-        return value.decode("utf-8")
-    if isinstance(value, list) and value and isinstance(value[0], bytes):
-        return [v.decode("utf-8") for v in value]
+        return [tensor_array(t, f"{where}: attribute {attr.name!r}") for t in attr.tensors]
+    try:
+        value = helper.get_attribute_value(attr)
+        if isinstance(value, bytes):
+            return value.decode("utf-8")
+        if isinstance(value, list) and value and isinstance(value[0], bytes):
+            return [v.decode("utf-8") for v in value]
+    except (ValueError, UnicodeDecodeError) as e:
+        raise OnnxImportError(f"{where}: attribute {attr.name!r} is unreadable ({e})") from None
     return value
 
 
-def node_from_proto(proto: onnx.NodeProto, index: int) -> Node:
+def node_from_proto(proto: onnx.NodeProto, index: int, where: str = "<model>") -> Node:
     name = proto.name or f"{proto.op_type}_{index}"
-    attrs = {a.name: _attr_value(a) for a in proto.attribute}
+    attrs = {a.name: _attr_value(a, f"{where}: node {name!r}") for a in proto.attribute}
     return Node(
         proto.op_type, name, list(proto.input), list(proto.output), attrs, proto.domain, proto
     )
@@ -196,7 +251,7 @@ def prepare_model(model: onnx.ModelProto, where: str, opset: int) -> onnx.ModelP
     """Check the model, raise an older opset to `opset`, and infer shapes and types."""
     try:
         onnx.checker.check_model(model)
-    except onnx.checker.ValidationError as e:
+    except Exception as e:  # ValidationError, and decode errors of damaged strings
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise OnnxImportError(f"{where}: the ONNX checker rejects the model: {first}") from None
     if model_opset(model) < opset:
@@ -222,24 +277,30 @@ def graph_from_proto(
             values[info.name] = info
     constants = {}
     for init in proto.initializer:
-        array = numpy_helper.to_array(init)
+        array = tensor_array(init, where)
         constants[init.name] = array
         values[init.name] = ValueInfo(init.name, init.data_type, list(array.shape))
     for sparse in proto.sparse_initializer:
-        array = numpy_helper.to_array(sparse.values)
-        dense = np.zeros(tuple(sparse.dims), dtype=array.dtype)
-        idx = numpy_helper.to_array(sparse.indices)
-        if idx.ndim == 1:
-            dense.reshape(-1)[idx] = array
-        else:
-            dense[tuple(idx.T)] = array
+        what = f"{where}: sparse initializer {sparse.values.name!r}"
+        if declared_elements(sparse.dims, what) > SPARSE_ELEMENT_LIMIT:
+            raise OnnxImportError(f"{what}: dense shape {list(sparse.dims)} is too large")
+        array = tensor_array(sparse.values, where)
+        idx = tensor_array(sparse.indices, where)
+        try:
+            dense = np.zeros(tuple(sparse.dims), dtype=array.dtype)
+            if idx.ndim == 1:
+                dense.reshape(-1)[idx] = array
+            else:
+                dense[tuple(idx.T)] = array
+        except (ValueError, IndexError, TypeError) as e:
+            raise OnnxImportError(f"{what}: indices do not fit ({e})") from None
         constants[sparse.values.name] = dense
         values[sparse.values.name] = ValueInfo(
             sparse.values.name, sparse.values.data_type, list(dense.shape)
         )
     inputs = [_value_info(vi) for vi in proto.input if vi.name not in constants]
     outputs = [values.get(vi.name) or _value_info(vi) for vi in proto.output]
-    nodes = [node_from_proto(n, i) for i, n in enumerate(proto.node)]
+    nodes = [node_from_proto(n, i, where) for i, n in enumerate(proto.node)]
     return Graph(
         name=proto.name or "model",
         source=where,

@@ -123,9 +123,9 @@ class ModelGen:
         target = self._out_dir / f"{name}.py"
         with tempfile.TemporaryDirectory() as tmp:
             draft = Path(tmp) / f"{name}.py"
-            draft.write_text(generated.source)
+            draft.write_text(generated.source, encoding="utf-8")
             _format(draft)
-            text = draft.read_text()
+            text = draft.read_text(encoding="utf-8")
             module = load_source(draft)
         model = apply_weights(module.Model.new(NdArray.device()), generated.weights)
         settings = HalfPrecisionSettings if self._half else FullPrecisionSettings

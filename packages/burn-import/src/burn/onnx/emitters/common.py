@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import keyword
+
 import numpy as np
 from burn.onnx.codegen import Context, burn_dtype, literal
+from burn.onnx.errors import OnnxImportError
 from burn.onnx.graph import Node
 
 
@@ -33,6 +36,11 @@ def attr_args(node: Node, names=None, rename: dict | None = None) -> str:
             val = val.tolist()
         elif hasattr(val, "SerializeToString"):
             continue
+        if not key.isidentifier() or not key.isascii() or keyword.iskeyword(key):
+            raise OnnxImportError(
+                f"node {node.name!r} ({node.op_type}) has an attribute named {key!r}, "
+                "which is not a Python identifier"
+            )
         parts.append(f"{(rename or {}).get(key, key)}={val!r}")
     return ", ".join(parts)
 
