@@ -30,6 +30,8 @@ from burn.backend.ops.module import (
     pool_dims,
     taps_matrix,
 )
+from burn.ndarray.autotune import CONV_AUTOTUNE
+from burn.ndarray.conv import conv_stride1, conv_weight_grad_stride1, conv_x_grad
 from numpy.lib.stride_tricks import sliding_window_view
 
 
@@ -126,12 +128,50 @@ def _cols_to_taps(cols, n, spatial, channels, kernel) -> np.ndarray:
     return cols.transpose(axes)
 
 
+def _shifted(x, stride) -> bool:
+    """Whether the shifted-view algorithm (`burn.ndarray.conv`) serves this convolution: stride 1
+    everywhere and a non-empty input. Strided ones keep the im2col matmul, which computes no
+    outputs that the stride would skip."""
+    return x.size > 0 and all(s == 1 for s in stride)
+
+
 def _conv(x, weight, stride, padding, dilation, groups, out) -> np.ndarray:
+    """`x [N, C, *S]` by `weight [O, C/g, *k]` at output size `out`: the faster (per shape) of
+    the im2col matmul and, at stride 1, the shifted-view one."""
+    candidates = [lambda: _conv_im2col(x, weight, stride, padding, dilation, groups, out)]
+    if _shifted(x, stride) and all(
+        o == n + 2 * p - d * (k - 1)
+        for o, n, p, d, k in zip(out, x.shape[2:], padding, dilation, weight.shape[2:], strict=True)
+    ):
+        candidates.append(lambda: conv_stride1(x, weight, padding, dilation, groups))
+    key = ("conv", x.shape, weight.shape, x.dtype.str, stride, padding, dilation, groups)
+    return CONV_AUTOTUNE.run(key, candidates)
+
+
+def _conv_im2col(x, weight, stride, padding, dilation, groups, out) -> np.ndarray:
     """`x [N, C, *S]` by `weight [O, C/g, *k]` at output size `out`: one batched matmul."""
     o, cg, *kernel = weight.shape
     cols = _im2col(x, kernel, stride, dilation, padding, out, groups)
     wm = weight.reshape(groups, o // groups, cg * math.prod(kernel))
     return _from_group(np.matmul(wm, cols), x.shape[0], out)
+
+
+def _x_grad_col2im(x_shape, weight, output_grad, stride, padding, dilation, groups):
+    """Input gradient as one matmul back to im2col columns, summed into place per tap."""
+    o, cg, *kernel = weight.shape
+    g = _by_group(output_grad, groups)  # [groups, O/g, N*L]
+    wm = weight.reshape(groups, o // groups, cg * math.prod(kernel))
+    cols = np.matmul(wm.transpose(0, 2, 1), g)  # [groups, Cg*taps, N*L]
+    cols = _cols_to_taps(cols, x_shape[0], output_grad.shape[2:], cg, kernel)
+    return _col2im(cols, kernel, stride, dilation, padding, x_shape[2:]).reshape(x_shape)
+
+
+def _weight_grad_im2col(x, weight_shape, output_grad, stride, padding, dilation, groups):
+    """Weight gradient as the output gradient times the transposed im2col matrix of `x`."""
+    kernel = weight_shape[2:]
+    cols = _im2col(x, kernel, stride, dilation, padding, output_grad.shape[2:], groups)
+    g = _by_group(output_grad, groups)  # [groups, O/g, N*L]
+    return np.matmul(g, cols.transpose(0, 2, 1)).reshape(weight_shape)
 
 
 def _along(x, matrix, dim) -> np.ndarray:
@@ -171,24 +211,39 @@ class NdArrayModuleOps:
         return _bias(y, bias).astype(x.dtype, copy=False)
 
     def _nd_conv_x_backward(self, x, weight, output_grad, options):
-        o, cg, *kernel = weight.shape
-        groups = options.groups
-        g = _by_group(_work(output_grad), groups)  # [groups, O/g, N*L]
-        wm = _work(weight).reshape(groups, o // groups, cg * math.prod(kernel))
-        cols = np.matmul(wm.transpose(0, 2, 1), g)  # [groups, Cg*taps, N*L]
-        cols = _cols_to_taps(cols, x.shape[0], output_grad.shape[2:], cg, kernel)
-        xg = _col2im(cols, kernel, options.stride, options.dilation, options.padding, x.shape[2:])
-        return xg.reshape(x.shape).astype(x.dtype, copy=False)
+        if x.size == 0 or output_grad.size == 0:
+            return np.zeros(x.shape, dtype=x.dtype)
+        w, g = _work(weight), _work(output_grad)
+        stride, padding, dilation, groups = (
+            options.stride,
+            options.padding,
+            options.dilation,
+            options.groups,
+        )
+        candidates = [
+            lambda: _x_grad_col2im(x.shape, w, g, stride, padding, dilation, groups),
+            lambda: conv_x_grad(x.shape, w, g, stride, padding, dilation, groups),
+        ]
+        key = ("x", x.shape, w.shape, g.dtype.str, stride, padding, dilation, groups)
+        return CONV_AUTOTUNE.run(key, candidates).astype(x.dtype, copy=False)
 
     def _nd_conv_weight_backward(self, x, weight, output_grad, options):
-        kernel = weight.shape[2:]
-        out = output_grad.shape[2:]
-        cols = _im2col(
-            _work(x), kernel, options.stride, options.dilation, options.padding, out, options.groups
+        xw, g = _work(x), _work(output_grad)
+        stride, padding, dilation, groups = (
+            options.stride,
+            options.padding,
+            options.dilation,
+            options.groups,
         )
-        g = _by_group(_work(output_grad), options.groups)  # [groups, O/g, N*L]
-        wg = np.matmul(g, cols.transpose(0, 2, 1))  # [groups, O/g, Cg*taps]
-        return wg.reshape(weight.shape).astype(weight.dtype, copy=False)
+        candidates = [
+            lambda: _weight_grad_im2col(xw, weight.shape, g, stride, padding, dilation, groups)
+        ]
+        if _shifted(x, stride):
+            candidates.append(
+                lambda: conv_weight_grad_stride1(xw, weight.shape, g, padding, dilation, groups)
+            )
+        key = ("w", x.shape, weight.shape, g.dtype.str, stride, padding, dilation, groups)
+        return CONV_AUTOTUNE.run(key, candidates).astype(weight.dtype, copy=False)
 
     def _nd_sum_but_channels(self, g):
         return g.sum(axis=(0, *range(2, g.ndim)), dtype=_work(g[:0]).dtype).astype(
