@@ -135,6 +135,6 @@ def test_autotune_keeps_the_faster_candidate_and_returns_its_result():
     assert tune.run("k", [slow, fast]) == "fast"
     assert tune.winner("k") == 1
     assert tune.run("k", [slow, fast]) == "fast"
-    assert calls == {"slow": 2, "fast": 3}  # timed twice each, then only the winner
+    assert calls == {"slow": 3, "fast": 4}  # timed three times each, then only the winner
     assert tune.winner("other") is None
     assert tune.run("single", [slow]) == "slow"

@@ -2,8 +2,9 @@
 
 Which convolution algorithm wins depends on the shape (channel counts, batch, grid size) and on
 the BLAS the machine has, so instead of guessing, the first call of an op with a new key runs
-every candidate twice, keeps the result of the first, and remembers the fastest; later calls
-with that key run only the winner. Like Wgpu's autotune, the choice lives for the process.
+every candidate three times (the best of three resists a busy machine's noise), keeps the
+result of the first, and remembers the fastest; later calls with that key run only the
+winner. Like Wgpu's autotune, the choice lives for the process.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
+_TIMED_RUNS = 3
 _MAX_KEYS = 4096  # a bound, so that a stream of ever-new shapes cannot grow the table forever
 
 
@@ -38,9 +40,12 @@ class Autotune:
             start = time.perf_counter()
             results.append(candidate())
             first = time.perf_counter() - start
-            start = time.perf_counter()
-            candidate()
-            best.append(min(first, time.perf_counter() - start))
+            times = [first]
+            for _ in range(_TIMED_RUNS - 1):
+                start = time.perf_counter()
+                candidate()
+                times.append(time.perf_counter() - start)
+            best.append(min(times))
         winner = min(range(len(candidates)), key=best.__getitem__)
         with self._lock:
             if len(self._winners) >= _MAX_KEYS:

@@ -1,8 +1,12 @@
 """`NdArrayModuleOps`: numpy versions of the module ops, overriding the contract's defaults.
 
-A convolution is one strided window view of the padded input (no copy), one copy into an
-im2col matrix and one batched BLAS matmul with groups as the batch dim; its input gradient and
-the transposed convolution are one matmul and a col2im that loops over kernel positions only.
+A convolution has two algorithms, and the faster one for each shape is chosen by timing both
+on its first call (`burn.ndarray.autotune`): an im2col (one strided window view of the padded
+input, one copy into an im2col matrix, one batched BLAS matmul with groups as the batch dim)
+and, at stride 1, the shifted-view algorithm of `burn.ndarray.conv`. The input gradient is
+either a matmul plus a col2im that loops over kernel positions only, or a stride-1 convolution
+of the zero-stuffed output gradient with the flipped kernel; the transposed convolution uses
+the matmul and col2im.
 Pools reduce over window views; adaptive pooling and interpolation are separable linear maps,
 applied as small dense matrices (their gradients are the transposed matrices).
 
