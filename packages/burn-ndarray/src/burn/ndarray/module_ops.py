@@ -161,13 +161,20 @@ def _conv_im2col(x, weight, stride, padding, dilation, groups, out) -> np.ndarra
 
 
 def _x_grad_col2im(x_shape, weight, output_grad, stride, padding, dilation, groups):
-    """Input gradient as one matmul back to im2col columns, summed into place per tap."""
+    """Input gradient as one matmul back to im2col columns, summed into place per tap.
+
+    The sums run channel-major (`[C, N, *S]`, transposed once at the end): each tap then adds
+    a contiguous `[N, *out]` block of the columns per channel instead of gathering short rows
+    from far apart."""
     o, cg, *kernel = weight.shape
+    n, c = x_shape[:2]
     g = _by_group(output_grad, groups)  # [groups, O/g, N*L]
     wm = weight.reshape(groups, o // groups, cg * math.prod(kernel))
     cols = np.matmul(wm.transpose(0, 2, 1), g)  # [groups, Cg*taps, N*L]
-    cols = _cols_to_taps(cols, x_shape[0], output_grad.shape[2:], cg, kernel)
-    return _col2im(cols, kernel, stride, dilation, padding, x_shape[2:]).reshape(x_shape)
+    cols = cols.reshape(c, *kernel, n, *output_grad.shape[2:])
+    cols = np.moveaxis(cols, 1 + len(kernel), 1)  # a view [C, N, *kernel, *out]
+    xg = _col2im(cols, kernel, stride, dilation, padding, x_shape[2:])  # [C, N, *S]
+    return np.ascontiguousarray(np.moveaxis(xg, 0, 1))
 
 
 def _weight_grad_im2col(x, weight_shape, output_grad, stride, padding, dilation, groups):
