@@ -5,8 +5,8 @@ other). At stride 1 each kernel tap then reads one *contiguous* run of that buff
 the tap's offset in the grid, and an output position's value lands at the same flat index as
 its top-left input. So the forward pass is one copy of long contiguous runs (not an im2col
 gather of short rows) plus one matmul, the weight gradient is one matmul per tap with no copy
-at all, and the input gradient is the forward pass of the output gradient (zero-stuffed for
-strides above 1) with the flipped kernel: no col2im scatter anywhere. The price is a few junk
+at all, and the input gradient is one matmul whose columns every tap adds back as one
+shifted contiguous run: no gather or scatter of short rows anywhere. The price is a few junk
 columns per row (the positions where a window would wrap into the next row), which are never
 read back.
 """
@@ -96,26 +96,26 @@ def conv_weight_grad_stride1(x, weight_shape, output_grad, padding, dilation, gr
     return grad.reshape(weight_shape)
 
 
-def conv_x_grad(x_shape, weight, output_grad, stride, padding, dilation, groups) -> np.ndarray:
-    """Gradient of any convolution with respect to its input, as a stride-1 convolution.
+def conv_x_grad_stride1(x_shape, weight, output_grad, padding, dilation, groups) -> np.ndarray:
+    """Gradient of `conv_stride1` with respect to `x`: one matmul, then one contiguous add per tap.
 
-    The output gradient is zero-stuffed to the stride-1 output size, then convolved with the
-    kernel flipped in space and with its two channel dims swapped within each group.
-    """
+    The output gradient is spread onto the flat padded grid (zeros at the wrap-around
+    columns); the matmul with the transposed kernel gives every tap's contribution at the same
+    flat indices, so each tap's share is a shifted contiguous add into the flat gradient."""
     o, cg, *kernel = weight.shape
     n, c, *spatial = x_shape
-    full = [
-        s + 2 * p - d * (k - 1)
-        for s, p, d, k in zip(spatial, padding, dilation, kernel, strict=True)
-    ]
-    if any(s != 1 for s in stride):
-        stuffed = np.zeros((n, o, *full), dtype=output_grad.dtype)
-        stuffed[(Ellipsis, *(slice(None, None, s) for s in stride))] = output_grad
-        output_grad = stuffed
-    else:
-        output_grad = output_grad[(Ellipsis, *(slice(0, f) for f in full))]
-    flipped = weight[(Ellipsis, *(slice(None, None, -1) for _ in kernel))]
-    flipped = flipped.reshape(groups, o // groups, cg, *kernel).swapaxes(1, 2)
-    flipped = flipped.reshape(c, o // groups, *kernel)
-    back_padding = [d * (k - 1) - p for d, k, p in zip(dilation, kernel, padding, strict=True)]
-    return conv_stride1(output_grad, flipped, back_padding, dilation, groups)
+    grid = _Grid(n, spatial, kernel, padding, dilation)
+    spread = np.zeros((o, grid.columns), dtype=output_grad.dtype)
+    grid.positions(spread, writeable=True)[...] = output_grad.transpose(
+        1, 0, *range(2, output_grad.ndim)
+    )
+    taps = len(grid.offsets)
+    wm = weight.reshape(groups, o // groups, cg * taps).transpose(0, 2, 1)
+    cols = np.matmul(wm, spread.reshape(groups, o // groups, grid.columns))
+    cols = cols.reshape(c, taps, grid.columns)
+    acc = np.zeros((c, n * grid.plane), dtype=cols.dtype)
+    for t, off in enumerate(grid.offsets):
+        acc[:, off : off + grid.columns] += cols[:, t]
+    acc = acc.reshape(c, n, *grid.size)
+    inside = tuple(slice(p, p + s) for p, s in zip(padding, spatial, strict=True))
+    return np.ascontiguousarray(acc[(slice(None), slice(None), *inside)].swapaxes(0, 1))

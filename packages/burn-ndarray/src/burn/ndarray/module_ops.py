@@ -4,9 +4,9 @@ A convolution has two algorithms, and the faster one for each shape is chosen by
 on its first call (`burn.ndarray.autotune`): an im2col (one strided window view of the padded
 input, one copy into an im2col matrix, one batched BLAS matmul with groups as the batch dim)
 and, at stride 1, the shifted-view algorithm of `burn.ndarray.conv`. The input gradient is
-either a matmul plus a col2im that loops over kernel positions only, or a stride-1 convolution
-of the zero-stuffed output gradient with the flipped kernel; the transposed convolution uses
-the matmul and col2im.
+either a matmul plus a col2im that loops over kernel positions only or, at stride 1, a matmul
+plus one contiguous shifted add per tap; the transposed convolution uses the matmul and
+col2im.
 Pools reduce over window views; adaptive pooling and interpolation are separable linear maps,
 applied as small dense matrices (their gradients are the transposed matrices).
 
@@ -35,7 +35,7 @@ from burn.backend.ops.module import (
     taps_matrix,
 )
 from burn.ndarray.autotune import CONV_AUTOTUNE
-from burn.ndarray.conv import conv_stride1, conv_weight_grad_stride1, conv_x_grad
+from burn.ndarray.conv import conv_stride1, conv_weight_grad_stride1, conv_x_grad_stride1
 from numpy.lib.stride_tricks import sliding_window_view
 
 
@@ -231,10 +231,9 @@ class NdArrayModuleOps:
             options.dilation,
             options.groups,
         )
-        candidates = [
-            lambda: _x_grad_col2im(x.shape, w, g, stride, padding, dilation, groups),
-            lambda: conv_x_grad(x.shape, w, g, stride, padding, dilation, groups),
-        ]
+        candidates = [lambda: _x_grad_col2im(x.shape, w, g, stride, padding, dilation, groups)]
+        if _shifted(x, stride):
+            candidates.append(lambda: conv_x_grad_stride1(x.shape, w, g, padding, dilation, groups))
         key = ("x", x.shape, w.shape, g.dtype.str, stride, padding, dilation, groups)
         return CONV_AUTOTUNE.run(key, candidates).astype(x.dtype, copy=False)
 
