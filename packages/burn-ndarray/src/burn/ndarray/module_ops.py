@@ -123,15 +123,6 @@ def _from_group(y, n, spatial) -> np.ndarray:
     return y.reshape(n, groups * cg, *spatial)
 
 
-def _cols_to_taps(cols, n, spatial, channels, kernel) -> np.ndarray:
-    """`[groups, Cg * taps, N * prod(S)]` -> a view `[N, groups, Cg, *kernel, *S]`."""
-    groups = cols.shape[0]
-    nd = len(kernel)
-    cols = cols.reshape(groups, channels, *kernel, n, *spatial)
-    axes = (2 + nd, 0, 1, *range(2, 2 + nd), *range(3 + nd, 3 + 2 * nd))
-    return cols.transpose(axes)
-
-
 def _shifted(x, stride) -> bool:
     """Whether the shifted-view algorithm (`burn.ndarray.conv`) serves this convolution: stride 1
     everywhere and a non-empty input. Strided ones keep the im2col matmul, which computes no
@@ -148,7 +139,8 @@ def _conv(x, weight, stride, padding, dilation, groups, out) -> np.ndarray:
         for o, n, p, d, k in zip(out, x.shape[2:], padding, dilation, weight.shape[2:], strict=True)
     ):
         candidates.append(lambda: conv_stride1(x, weight, padding, dilation, groups))
-    key = ("conv", x.shape, weight.shape, x.dtype.str, stride, padding, dilation, groups)
+    key = ("conv", x.shape, weight.shape, x.dtype.str, *map(tuple, (stride, padding, dilation)))
+    key += (groups,)
     return CONV_AUTOTUNE.run(key, candidates)
 
 
@@ -275,12 +267,15 @@ class NdArrayModuleOps:
                 strict=True,
             )
         ]
-        xm = _by_group(_work(x), groups)  # [groups, C/g, N*L]
-        wm = _work(weight).reshape(groups, c // groups, og * math.prod(kernel))
-        cols = np.matmul(wm.transpose(0, 2, 1), xm)  # [groups, O/g*taps, N*L]
-        cols = _cols_to_taps(cols, x.shape[0], x.shape[2:], og, kernel)
-        y = _col2im(cols, kernel, options.stride, options.dilation, options.padding, size)
-        y = y.reshape(x.shape[0], groups * og, *size)
+        # A transposed convolution is the input gradient of the convolution it transposes.
+        shape = (x.shape[0], groups * og, *size)
+        xw, w = _work(x), _work(weight)
+        stride, padding, dilation = options.stride, options.padding, options.dilation
+        candidates = [lambda: _x_grad_col2im(shape, w, xw, stride, padding, dilation, groups)]
+        if _shifted(x, stride) and not any(options.padding_out):
+            candidates.append(lambda: conv_x_grad_stride1(shape, w, xw, padding, dilation, groups))
+        key = ("t", x.shape, w.shape, xw.dtype.str, stride, padding, dilation, groups, tuple(size))
+        y = CONV_AUTOTUNE.run(key, candidates)
         return _bias(y, bias).astype(x.dtype, copy=False)
 
     def _nd_conv_transpose_x_backward(self, weight, output_grad, options):
