@@ -1,12 +1,12 @@
 """`NdArrayModuleOps`: numpy versions of the module ops, overriding the contract's defaults.
 
-A convolution has two algorithms, and the faster one for each shape is chosen by timing both
-on its first call (`burn.ndarray.autotune`): an im2col (one strided window view of the padded
-input, one copy into an im2col matrix, one batched BLAS matmul with groups as the batch dim)
-and, at stride 1, the shifted-view algorithm of `burn.ndarray.conv`. The input gradient is
-either a matmul plus a col2im that loops over kernel positions only or, at stride 1, a matmul
-plus one contiguous shifted add per tap; the transposed convolution uses the matmul and
-col2im.
+A convolution is one strided window view of the padded input (no copy), one copy into an
+im2col matrix and one batched BLAS matmul with groups as the batch dim; its weight gradient is
+the same im2col matrix times the output gradient. Its input gradient (and the transposed
+convolution, which is one) has two algorithms, and the faster for each shape is chosen by
+timing both on its first call (`burn.ndarray.autotune`): one matmul plus a col2im that loops
+over kernel positions, summing channel-major, or at stride 1 one matmul plus one contiguous
+shifted add per tap (`burn.ndarray.conv`).
 Pools reduce over window views; adaptive pooling and interpolation are separable linear maps,
 applied as small dense matrices (their gradients are the transposed matrices).
 
@@ -35,7 +35,7 @@ from burn.backend.ops.module import (
     taps_matrix,
 )
 from burn.ndarray.autotune import CONV_AUTOTUNE
-from burn.ndarray.conv import conv_stride1, conv_weight_grad_stride1, conv_x_grad_stride1
+from burn.ndarray.conv import conv_x_grad_stride1
 from numpy.lib.stride_tricks import sliding_window_view
 
 
@@ -124,27 +124,12 @@ def _from_group(y, n, spatial) -> np.ndarray:
 
 
 def _shifted(x, stride) -> bool:
-    """Whether the shifted-view algorithm (`burn.ndarray.conv`) serves this convolution: stride 1
-    everywhere and a non-empty input. Strided ones keep the im2col matmul, which computes no
-    outputs that the stride would skip."""
+    """Whether the shifted-add input gradient (`burn.ndarray.conv`) can serve: stride 1
+    everywhere and a non-empty input (with strides, most of its columns would be skipped)."""
     return x.size > 0 and all(s == 1 for s in stride)
 
 
 def _conv(x, weight, stride, padding, dilation, groups, out) -> np.ndarray:
-    """`x [N, C, *S]` by `weight [O, C/g, *k]` at output size `out`: the faster (per shape) of
-    the im2col matmul and, at stride 1, the shifted-view one."""
-    candidates = [lambda: _conv_im2col(x, weight, stride, padding, dilation, groups, out)]
-    if _shifted(x, stride) and all(
-        o == n + 2 * p - d * (k - 1)
-        for o, n, p, d, k in zip(out, x.shape[2:], padding, dilation, weight.shape[2:], strict=True)
-    ):
-        candidates.append(lambda: conv_stride1(x, weight, padding, dilation, groups))
-    key = ("conv", x.shape, weight.shape, x.dtype.str, *map(tuple, (stride, padding, dilation)))
-    key += (groups,)
-    return CONV_AUTOTUNE.run(key, candidates)
-
-
-def _conv_im2col(x, weight, stride, padding, dilation, groups, out) -> np.ndarray:
     """`x [N, C, *S]` by `weight [O, C/g, *k]` at output size `out`: one batched matmul."""
     o, cg, *kernel = weight.shape
     cols = _im2col(x, kernel, stride, dilation, padding, out, groups)
@@ -230,22 +215,16 @@ class NdArrayModuleOps:
         return CONV_AUTOTUNE.run(key, candidates).astype(x.dtype, copy=False)
 
     def _nd_conv_weight_backward(self, x, weight, output_grad, options):
-        xw, g = _work(x), _work(output_grad)
-        stride, padding, dilation, groups = (
+        wg = _weight_grad_im2col(
+            _work(x),
+            weight.shape,
+            _work(output_grad),
             options.stride,
             options.padding,
             options.dilation,
             options.groups,
         )
-        candidates = [
-            lambda: _weight_grad_im2col(xw, weight.shape, g, stride, padding, dilation, groups)
-        ]
-        if _shifted(x, stride):
-            candidates.append(
-                lambda: conv_weight_grad_stride1(xw, weight.shape, g, padding, dilation, groups)
-            )
-        key = ("w", x.shape, weight.shape, g.dtype.str, stride, padding, dilation, groups)
-        return CONV_AUTOTUNE.run(key, candidates).astype(weight.dtype, copy=False)
+        return wg.astype(weight.dtype, copy=False)
 
     def _nd_sum_but_channels(self, g):
         return g.sum(axis=(0, *range(2, g.ndim)), dtype=_work(g[:0]).dtype).astype(
