@@ -5,8 +5,9 @@ im2col matrix and one batched BLAS matmul with groups as the batch dim; its weig
 the same im2col matrix times the output gradient. Its input gradient (and the transposed
 convolution, which is one) has two algorithms, and the faster for each shape is chosen by
 timing both on its first call (`burn.ndarray.autotune`): one matmul plus a col2im that loops
-over kernel positions, summing channel-major, or at stride 1 one matmul plus one contiguous
-shifted add per tap (`burn.ndarray.conv`).
+over kernel positions or, at stride 1, one matmul plus one contiguous shifted add per tap
+(`burn.ndarray.conv`).
+
 Pools reduce over window views; adaptive pooling and interpolation are separable linear maps,
 applied as small dense matrices (their gradients are the transposed matrices).
 
@@ -138,20 +139,22 @@ def _conv(x, weight, stride, padding, dilation, groups, out) -> np.ndarray:
 
 
 def _x_grad_col2im(x_shape, weight, output_grad, stride, padding, dilation, groups):
-    """Input gradient as one matmul back to im2col columns, summed into place per tap.
-
-    The sums run channel-major (`[C, N, *S]`, transposed once at the end): each tap then adds
-    a contiguous `[N, *out]` block of the columns per channel instead of gathering short rows
-    from far apart."""
+    """Input gradient as one matmul back to im2col columns, summed into place per tap."""
     o, cg, *kernel = weight.shape
-    n, c = x_shape[:2]
     g = _by_group(output_grad, groups)  # [groups, O/g, N*L]
     wm = weight.reshape(groups, o // groups, cg * math.prod(kernel))
     cols = np.matmul(wm.transpose(0, 2, 1), g)  # [groups, Cg*taps, N*L]
-    cols = cols.reshape(c, *kernel, n, *output_grad.shape[2:])
-    cols = np.moveaxis(cols, 1 + len(kernel), 1)  # a view [C, N, *kernel, *out]
-    xg = _col2im(cols, kernel, stride, dilation, padding, x_shape[2:])  # [C, N, *S]
-    return np.ascontiguousarray(np.moveaxis(xg, 0, 1))
+    cols = _cols_to_taps(cols, x_shape[0], output_grad.shape[2:], cg, kernel)
+    return _col2im(cols, kernel, stride, dilation, padding, x_shape[2:]).reshape(x_shape)
+
+
+def _cols_to_taps(cols, n, spatial, channels, kernel) -> np.ndarray:
+    """`[groups, Cg * taps, N * prod(S)]` -> a view `[N, groups, Cg, *kernel, *S]`."""
+    groups = cols.shape[0]
+    nd = len(kernel)
+    cols = cols.reshape(groups, channels, *kernel, n, *spatial)
+    axes = (2 + nd, 0, 1, *range(2, 2 + nd), *range(3 + nd, 3 + 2 * nd))
+    return cols.transpose(axes)
 
 
 def _weight_grad_im2col(x, weight_shape, output_grad, stride, padding, dilation, groups):
