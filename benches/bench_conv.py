@@ -5,8 +5,8 @@ The shapes are the guide's two convolutions (batch 64) and two of ResNet-18's 3x
 numpy arrays, so the Tensor layer's overhead is not part of the figure; PyTorch runs
 `conv2d` and `torch.ops.aten.convolution_backward` with the same thread count as the BLAS.
 
-    OPENBLAS_NUM_THREADS=2 uv run python benches/bench_conv.py          # writes RESULTS.md
-    OPENBLAS_NUM_THREADS=2 uv run python benches/bench_conv.py --quick  # nothing written
+    OPENBLAS_NUM_THREADS=1 uv run python benches/bench_conv.py          # writes RESULTS.md
+    OPENBLAS_NUM_THREADS=1 uv run python benches/bench_conv.py --quick  # nothing written
 """
 
 from __future__ import annotations
@@ -93,14 +93,33 @@ def run(repeats: int, warmup: int) -> list[list[str]]:
 NOTES = """\
 How to read it: ratios above 1 mean NdArray is slower. The machine is shared and was busy
 during the run (see the load average), so read the ratios, not the milliseconds, and treat
-ratios within about 20% of 1 as noise.
+ratios within about 20% of 1 as noise. With 2 BLAS and torch threads on this 2-core machine
+under that load, single timings swung by 10-100x (threads spinning while a neighbour held the
+other core), so the table is single-threaded.
+
+- The input gradient at stride 1 (and the transposed convolution) is where NdArray changed:
+  a matmul plus one contiguous shifted add per kernel tap, chosen per shape by timing it
+  against the im2col matmul plus col2im on the first call. In interleaved runs of the previous
+  code and this one (medians of 3 runs each, 1 thread, load average 1.9 to 4.0), the guide's
+  second convolution's input gradient went from 2.4-2.9 ms to 1.6-2.3 ms (1.3-1.5x faster)
+  and the first's from 0.30 to 0.24 ms; the other rows run unchanged code.
+- The forward pass and the weight gradient stay the im2col and one BLAS matmul: a shifted-view
+  version of both (long contiguous copies instead of short-row gathers) was measured and came
+  out even with im2col, its few wrap-around columns costing what the copies saved, so a timed
+  choice between them was a coin toss on a busy machine and was dropped.
+- What is left is BLAS throughput. This machine's environment sets `OPENBLAS_CORETYPE=Haswell`
+  (see the machine lines), which makes OpenBLAS use AVX2 kernels on a CPU with AVX-512; the
+  PyTorch build uses AVX-512. With the variable unset (OpenBLAS picks its own SkylakeX
+  kernels), a quick 2-thread run of this table gave NdArray/torch 1.44, 1.52 and 1.89 for the
+  ResNet 3x3 layer's forward, input and weight gradient (2.2-2.3 under the Haswell kernels)
+  and 1.20-1.29 for the strided one; the guide's small-channel shapes barely moved.
 """
 
 HEADER = ["layer", "x * weight", "op", "NdArray ms", "torch ms", "NdArray/torch"]
 
 
 def main() -> None:
-    args, repeats, warmup = parse_run_args(__doc__.splitlines()[0], 9, 2, quick=(5, 1))
+    args, repeats, warmup = parse_run_args(__doc__.splitlines()[0], 15, 2, quick=(5, 1))
     if torch is not None:
         torch.set_num_threads(int(os.environ.get("OPENBLAS_NUM_THREADS", "1")))
     info = torch_machine(torch)
