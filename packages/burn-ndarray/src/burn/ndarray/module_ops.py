@@ -1,8 +1,13 @@
 """`NdArrayModuleOps`: numpy versions of the module ops, overriding the contract's defaults.
 
 A convolution is one strided window view of the padded input (no copy), one copy into an
-im2col matrix and one batched BLAS matmul with groups as the batch dim; its input gradient and
-the transposed convolution are one matmul and a col2im that loops over kernel positions only.
+im2col matrix and one batched BLAS matmul with groups as the batch dim; its weight gradient is
+the same im2col matrix times the output gradient. Its input gradient (and the transposed
+convolution, which is one) has two algorithms, and the faster for each shape is chosen by
+timing both on its first call (`burn.ndarray.autotune`): one matmul plus a col2im that loops
+over kernel positions or, at stride 1, one matmul plus one contiguous shifted add per tap
+(`burn.ndarray.conv`).
+
 Pools reduce over window views; adaptive pooling and interpolation are separable linear maps,
 applied as small dense matrices (their gradients are the transposed matrices).
 
@@ -30,6 +35,8 @@ from burn.backend.ops.module import (
     pool_dims,
     taps_matrix,
 )
+from burn.ndarray.autotune import CONV_AUTOTUNE
+from burn.ndarray.conv import conv_x_grad_stride1
 from numpy.lib.stride_tricks import sliding_window_view
 
 
@@ -117,6 +124,30 @@ def _from_group(y, n, spatial) -> np.ndarray:
     return y.reshape(n, groups * cg, *spatial)
 
 
+def _shifted(x, stride) -> bool:
+    """Whether the shifted-add input gradient (`burn.ndarray.conv`) can serve: stride 1
+    everywhere and a non-empty input (with strides, most of its columns would be skipped)."""
+    return x.size > 0 and all(s == 1 for s in stride)
+
+
+def _conv(x, weight, stride, padding, dilation, groups, out) -> np.ndarray:
+    """`x [N, C, *S]` by `weight [O, C/g, *k]` at output size `out`: one batched matmul."""
+    o, cg, *kernel = weight.shape
+    cols = _im2col(x, kernel, stride, dilation, padding, out, groups)
+    wm = weight.reshape(groups, o // groups, cg * math.prod(kernel))
+    return _from_group(np.matmul(wm, cols), x.shape[0], out)
+
+
+def _x_grad_col2im(x_shape, weight, output_grad, stride, padding, dilation, groups):
+    """Input gradient as one matmul back to im2col columns, summed into place per tap."""
+    o, cg, *kernel = weight.shape
+    g = _by_group(output_grad, groups)  # [groups, O/g, N*L]
+    wm = weight.reshape(groups, o // groups, cg * math.prod(kernel))
+    cols = np.matmul(wm.transpose(0, 2, 1), g)  # [groups, Cg*taps, N*L]
+    cols = _cols_to_taps(cols, x_shape[0], output_grad.shape[2:], cg, kernel)
+    return _col2im(cols, kernel, stride, dilation, padding, x_shape[2:]).reshape(x_shape)
+
+
 def _cols_to_taps(cols, n, spatial, channels, kernel) -> np.ndarray:
     """`[groups, Cg * taps, N * prod(S)]` -> a view `[N, groups, Cg, *kernel, *S]`."""
     groups = cols.shape[0]
@@ -126,12 +157,12 @@ def _cols_to_taps(cols, n, spatial, channels, kernel) -> np.ndarray:
     return cols.transpose(axes)
 
 
-def _conv(x, weight, stride, padding, dilation, groups, out) -> np.ndarray:
-    """`x [N, C, *S]` by `weight [O, C/g, *k]` at output size `out`: one batched matmul."""
-    o, cg, *kernel = weight.shape
-    cols = _im2col(x, kernel, stride, dilation, padding, out, groups)
-    wm = weight.reshape(groups, o // groups, cg * math.prod(kernel))
-    return _from_group(np.matmul(wm, cols), x.shape[0], out)
+def _weight_grad_im2col(x, weight_shape, output_grad, stride, padding, dilation, groups):
+    """Weight gradient as the output gradient times the transposed im2col matrix of `x`."""
+    kernel = weight_shape[2:]
+    cols = _im2col(x, kernel, stride, dilation, padding, output_grad.shape[2:], groups)
+    g = _by_group(output_grad, groups)  # [groups, O/g, N*L]
+    return np.matmul(g, cols.transpose(0, 2, 1)).reshape(weight_shape)
 
 
 def _along(x, matrix, dim) -> np.ndarray:
@@ -171,24 +202,32 @@ class NdArrayModuleOps:
         return _bias(y, bias).astype(x.dtype, copy=False)
 
     def _nd_conv_x_backward(self, x, weight, output_grad, options):
-        o, cg, *kernel = weight.shape
-        groups = options.groups
-        g = _by_group(_work(output_grad), groups)  # [groups, O/g, N*L]
-        wm = _work(weight).reshape(groups, o // groups, cg * math.prod(kernel))
-        cols = np.matmul(wm.transpose(0, 2, 1), g)  # [groups, Cg*taps, N*L]
-        cols = _cols_to_taps(cols, x.shape[0], output_grad.shape[2:], cg, kernel)
-        xg = _col2im(cols, kernel, options.stride, options.dilation, options.padding, x.shape[2:])
-        return xg.reshape(x.shape).astype(x.dtype, copy=False)
+        if x.size == 0 or output_grad.size == 0:
+            return np.zeros(x.shape, dtype=x.dtype)
+        w, g = _work(weight), _work(output_grad)
+        stride, padding, dilation, groups = (
+            options.stride,
+            options.padding,
+            options.dilation,
+            options.groups,
+        )
+        candidates = [lambda: _x_grad_col2im(x.shape, w, g, stride, padding, dilation, groups)]
+        if _shifted(x, stride):
+            candidates.append(lambda: conv_x_grad_stride1(x.shape, w, g, padding, dilation, groups))
+        key = ("x", x.shape, w.shape, g.dtype.str, stride, padding, dilation, groups)
+        return CONV_AUTOTUNE.run(key, candidates).astype(x.dtype, copy=False)
 
     def _nd_conv_weight_backward(self, x, weight, output_grad, options):
-        kernel = weight.shape[2:]
-        out = output_grad.shape[2:]
-        cols = _im2col(
-            _work(x), kernel, options.stride, options.dilation, options.padding, out, options.groups
+        wg = _weight_grad_im2col(
+            _work(x),
+            weight.shape,
+            _work(output_grad),
+            options.stride,
+            options.padding,
+            options.dilation,
+            options.groups,
         )
-        g = _by_group(_work(output_grad), options.groups)  # [groups, O/g, N*L]
-        wg = np.matmul(g, cols.transpose(0, 2, 1))  # [groups, O/g, Cg*taps]
-        return wg.reshape(weight.shape).astype(weight.dtype, copy=False)
+        return wg.astype(weight.dtype, copy=False)
 
     def _nd_sum_but_channels(self, g):
         return g.sum(axis=(0, *range(2, g.ndim)), dtype=_work(g[:0]).dtype).astype(
@@ -210,12 +249,15 @@ class NdArrayModuleOps:
                 strict=True,
             )
         ]
-        xm = _by_group(_work(x), groups)  # [groups, C/g, N*L]
-        wm = _work(weight).reshape(groups, c // groups, og * math.prod(kernel))
-        cols = np.matmul(wm.transpose(0, 2, 1), xm)  # [groups, O/g*taps, N*L]
-        cols = _cols_to_taps(cols, x.shape[0], x.shape[2:], og, kernel)
-        y = _col2im(cols, kernel, options.stride, options.dilation, options.padding, size)
-        y = y.reshape(x.shape[0], groups * og, *size)
+        # A transposed convolution is the input gradient of the convolution it transposes.
+        shape = (x.shape[0], groups * og, *size)
+        xw, w = _work(x), _work(weight)
+        stride, padding, dilation = options.stride, options.padding, options.dilation
+        candidates = [lambda: _x_grad_col2im(shape, w, xw, stride, padding, dilation, groups)]
+        if _shifted(x, stride) and not any(options.padding_out):
+            candidates.append(lambda: conv_x_grad_stride1(shape, w, xw, padding, dilation, groups))
+        key = ("t", x.shape, w.shape, xw.dtype.str, stride, padding, dilation, groups, tuple(size))
+        y = CONV_AUTOTUNE.run(key, candidates)
         return _bias(y, bias).astype(x.dtype, copy=False)
 
     def _nd_conv_transpose_x_backward(self, weight, output_grad, options):

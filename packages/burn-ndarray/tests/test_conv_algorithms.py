@@ -1,0 +1,137 @@
+"""Every convolution algorithm, whichever the per-shape timing picks, against float64 references.
+
+The conformance suite sees only the algorithm the autotune chose on that machine, so each one
+is checked here directly (the im2col ones of `burn.ndarray.module_ops` and the shifted-add
+input gradient of `burn.ndarray.conv`) against a loop-over-taps numpy reference; the gradients
+are checked entry by entry, exactly, since the loss `sum(y * g)` is linear in `x` and `w`.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from burn.ndarray import module_ops
+from burn.ndarray.autotune import Autotune
+from burn.ndarray.conv import conv_x_grad_stride1
+
+
+def reference_conv(x, w, stride, padding, dilation, groups):
+    """Direct definition: for every tap, a strided slice of the zero-padded input."""
+    n, c, *spatial = x.shape
+    o, cg, *kernel = w.shape
+    padded = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
+    out = [
+        (s + 2 * p - d * (k - 1) - 1) // st + 1
+        for s, p, d, k, st in zip(spatial, padding, dilation, kernel, stride, strict=True)
+    ]
+    y = np.zeros((n, o, *out))
+    og = o // groups
+    for pos in itertools.product(*(range(k) for k in kernel)):
+        index = tuple(
+            slice(j * d, j * d + (m - 1) * st + 1, st)
+            for j, d, m, st in zip(pos, dilation, out, stride, strict=True)
+        )
+        window = padded[(slice(None), slice(None), *index)]
+        for g in range(groups):
+            wg = w[(slice(g * og, (g + 1) * og), slice(None), *pos)]
+            xs = window[:, g * cg : (g + 1) * cg]
+            y[:, g * og : (g + 1) * og] += np.einsum("oc,nc...->no...", wg, xs)
+    return y
+
+
+CASES = [  # (spatial, kernel, stride, padding, dilation, groups)
+    ((9,), (3,), (1,), (0,), (1,), 1),
+    ((9,), (2,), (2,), (3,), (1,), 2),
+    ((7, 8), (3, 2), (1, 1), (1, 2), (2, 1), 2),
+    ((7, 8), (3, 3), (2, 3), (1, 0), (1, 2), 1),
+    ((9, 8), (2, 2), (1, 1), (3, 3), (1, 1), 1),  # padding past the kernel's reach
+    ((5, 6, 4), (2, 3, 2), (1, 1, 2), (1, 0, 1), (1, 1, 1), 2),
+]
+
+
+@pytest.mark.parametrize("spatial, kernel, stride, padding, dilation, groups", CASES)
+def test_algorithms_agree_with_the_definition(spatial, kernel, stride, padding, dilation, groups):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 4, *spatial))
+    w = rng.standard_normal((6, 4 // groups, *kernel))
+    y = reference_conv(x, w, stride, padding, dilation, groups)
+    out = y.shape[2:]
+    got = module_ops._conv(x, w, stride, padding, dilation, groups, out)
+    np.testing.assert_allclose(got, y, atol=1e-12)
+
+    # The loss sum(y * g) is linear in x and in w: its gradients are exact from the definition.
+    g = rng.standard_normal(y.shape)
+    x_grads = [module_ops._x_grad_col2im(x.shape, w, g, stride, padding, dilation, groups)]
+    w_grads = [module_ops._weight_grad_im2col(x, w.shape, g, stride, padding, dilation, groups)]
+    if all(s == 1 for s in stride):
+        x_grads.append(conv_x_grad_stride1(x.shape, w, g, padding, dilation, groups))
+    for flat_index in rng.choice(x.size, 5, replace=False):
+        basis = np.zeros(x.size)
+        basis[flat_index] = 1.0
+        expected = np.sum(
+            reference_conv(basis.reshape(x.shape), w, stride, padding, dilation, groups) * g
+        )
+        for grad in x_grads:
+            assert grad.reshape(-1)[flat_index] == pytest.approx(expected, abs=1e-10)
+    for flat_index in rng.choice(w.size, 5, replace=False):
+        basis = np.zeros(w.size)
+        basis[flat_index] = 1.0
+        expected = np.sum(
+            reference_conv(x, basis.reshape(w.shape), stride, padding, dilation, groups) * g
+        )
+        for grad in w_grads:
+            assert grad.reshape(-1)[flat_index] == pytest.approx(expected, abs=1e-10)
+
+
+def test_float32_through_the_backend_matches_float64():
+    from burn.backend.ops.module_options import ConvOptions
+    from burn.ndarray.backend import NdArrayBackend
+
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((3, 4, 10, 9)).astype(np.float32)
+    w = rng.standard_normal((8, 2, 3, 3)).astype(np.float32)
+    options = ConvOptions((1, 1), (1, 1), (1, 1), 2)
+    backend = NdArrayBackend()
+    y = backend.conv2d(x, w, None, options)
+    assert y.dtype == np.float32
+    expected = reference_conv(x.astype(np.float64), w.astype(np.float64), (1, 1), (1, 1), (1, 1), 2)
+    np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-4)
+    g = rng.standard_normal(y.shape).astype(np.float32)
+    for _ in range(2):  # the timed first call and a call served by the remembered winner
+        xg = backend.conv2d_x_backward(x, w, g, options)
+        wg = backend.conv2d_weight_backward(x, w, g, options)
+        assert xg.shape == x.shape and xg.dtype == np.float32
+        assert wg.shape == w.shape and wg.dtype == np.float32
+    np.testing.assert_allclose(
+        xg,
+        module_ops._x_grad_col2im(
+            x.shape, w.astype(np.float64), g.astype(np.float64), (1, 1), (1, 1), (1, 1), 2
+        ),
+        rtol=1e-4,
+        atol=1e-4,
+    )
+
+
+def test_autotune_keeps_the_faster_candidate_and_returns_its_result():
+    import time
+
+    tune = Autotune()
+    calls = {"slow": 0, "fast": 0}
+
+    def slow():
+        calls["slow"] += 1
+        time.sleep(0.01)
+        return "slow"
+
+    def fast():
+        calls["fast"] += 1
+        return "fast"
+
+    assert tune.run("k", [slow, fast]) == "fast"
+    assert tune.winner("k") == 1
+    assert tune.run("k", [slow, fast]) == "fast"
+    assert calls == {"slow": 3, "fast": 4}  # timed three times each, then only the winner
+    assert tune.winner("other") is None
+    assert tune.run("single", [slow]) == "slow"
