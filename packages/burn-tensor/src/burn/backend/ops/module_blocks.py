@@ -52,6 +52,10 @@ class ModuleBlocks(_Core):
 
         def float_matmul(self, lhs: Any, rhs: Any) -> Any: ...
 
+        def float_select(self, tensor: Any, dim: int, indices: Any) -> Any: ...
+
+        def float_select_assign(self, tensor: Any, dim: int, indices: Any, value: Any) -> Any: ...
+
     # ------------------------------------------------------------------ building blocks
     def _host(self, values: np.ndarray, like: Any) -> Any:
         """A primitive of `like`'s dtype and device holding host-computed `values`."""
