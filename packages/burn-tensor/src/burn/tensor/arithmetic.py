@@ -165,33 +165,33 @@ class Arithmetic:
     def square(self) -> Tensor:
         return self.mul(self)
 
-    def __add__(self, other):
+    def __add__(self, other) -> Tensor:
         return self.add(other)
 
-    def __radd__(self, other):
+    def __radd__(self, other) -> Tensor:
         return self.add(other)
 
-    def __sub__(self, other):
+    def __sub__(self, other) -> Tensor:
         return self.sub(other)
 
-    def __rsub__(self, other):
+    def __rsub__(self, other) -> Tensor:
         return self.neg().add(other)
 
-    def __mul__(self, other):
+    def __mul__(self, other) -> Tensor:
         return self.mul(other)
 
-    def __rmul__(self, other):
+    def __rmul__(self, other) -> Tensor:
         return self.mul(other)
 
-    def __truediv__(self, other):
+    def __truediv__(self, other) -> Tensor:
         return self.div(other)
 
-    def __rtruediv__(self, other):
+    def __rtruediv__(self, other) -> Tensor:
         if not _is_scalar(other):
             return NotImplemented
         return self.full_like(other).div(self)
 
-    def __floordiv__(self, other):
+    def __floordiv__(self, other) -> Tensor:
         """Floor division, as Python's `//` (`div` of Int tensors truncates toward zero)."""
         if self.kind is Int:
             # `remainder` has the divisor's sign, so `self - remainder` is an exact multiple of
@@ -199,40 +199,40 @@ class Arithmetic:
             return self.sub(self.remainder(other)).div(other)
         return self.div(other).floor()
 
-    def __mod__(self, other):
+    def __mod__(self, other) -> Tensor:
         return self.remainder(other)
 
-    def __pow__(self, other):
+    def __pow__(self, other) -> Tensor:
         if self.kind is Int and (
             isinstance(other, int) or (isinstance(other, _t.Tensor) and other.kind is Int)
         ):
             return self.powi(other)
         return self.powf(other)
 
-    def __rpow__(self, other):
+    def __rpow__(self, other) -> Tensor:
         if not _is_scalar(other):
             return NotImplemented
         return self.full_like(other).powf(self)
 
-    def __neg__(self):
+    def __neg__(self) -> Tensor:
         return self.neg()
 
-    def __abs__(self):
+    def __abs__(self) -> Tensor:
         return self.abs()
 
-    def __matmul__(self, other):
+    def __matmul__(self, other) -> Tensor:
         return self.matmul(other)
 
-    def __invert__(self):
+    def __invert__(self) -> Tensor:
         return self.bool_not()
 
-    def __and__(self, other):
+    def __and__(self, other) -> Tensor:
         return self.bool_and(other)
 
-    def __or__(self, other):
+    def __or__(self, other) -> Tensor:
         return self.bool_or(other)
 
-    def __xor__(self, other):
+    def __xor__(self, other) -> Tensor:
         return self.bool_xor(other)
 
     def __eq__(self, other):
