@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from burn.backend.base import Backend
+    from burn.tensor.checks import Scalar
     from burn.tensor.data import TensorData
     from burn.tensor.dtype import DType
     from burn.tensor.kind import Kind
@@ -82,6 +83,8 @@ class TensorCore(Protocol):
     def abs(self) -> Tensor: ...
 
     def movedim(self, src: Any, dst: Any) -> Tensor: ...
+
+    def __sub__(self, other: Tensor | Scalar) -> Tensor: ...
 
     def _filled_as(self, op: str, shape: Any, value: Any) -> Tensor: ...
 
