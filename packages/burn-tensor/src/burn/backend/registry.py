@@ -14,9 +14,13 @@ import os
 import threading
 import warnings
 from importlib.metadata import EntryPoint, entry_points
+from typing import TYPE_CHECKING, Any
 
 from _burn_distributions import install_hint
 from burn.tensor.errors import BackendNotFoundError
+
+if TYPE_CHECKING:
+    from burn.backend.base import Backend
 
 GROUP = "burn.backends"
 
@@ -88,8 +92,12 @@ def _canonical(name: str) -> str:
     return name
 
 
-def get(name: str):
-    """The backend (or decorator) registered under `name`, case-insensitively."""
+def get(name: str) -> Any:
+    """The backend (or decorator) registered under `name`, case-insensitively.
+
+    Typed `Any`: an entry is either a `Backend` instance or a decorator (a class that wraps one),
+    and only the caller knows which name it asked for.
+    """
     name = _canonical(name)
     with _lock:
         if name in _registered:
@@ -109,7 +117,7 @@ def get(name: str):
         return obj
 
 
-def register_backend(name: str, backend) -> None:
+def register_backend(name: str, backend: object) -> None:
     """Register a backend by name without an entry point (for tests and notebooks)."""
     with _lock:
         _registered[name] = backend
@@ -120,7 +128,7 @@ def unregister_backend(name: str) -> None:
         _registered.pop(name, None)
 
 
-def backends(strict: bool = True) -> dict[str, object]:
+def backends(strict: bool = True) -> dict[str, Backend]:
     """Every installed backend (decorators excluded), loaded, by name.
 
     With `strict=False` a backend whose package fails to import is left out with a warning
@@ -128,7 +136,7 @@ def backends(strict: bool = True) -> dict[str, object]:
     """
     from burn.backend.base import Backend
 
-    found = {}
+    found: dict[str, Backend] = {}
     for name in available():
         try:
             obj = get(name)
@@ -142,11 +150,12 @@ def backends(strict: bool = True) -> dict[str, object]:
     return found
 
 
-def default():
+def default() -> Backend:
     """The backend to use when none is named: `BURN_BACKEND`, else the best one present."""
     wanted = os.environ.get("BURN_BACKEND")
     if wanted:
-        return get(wanted)
+        named: Backend = get(wanted)
+        return named
     candidates = [b for b in backends(strict=False).values() if b.priority() >= 0]
     if not candidates:
         raise BackendNotFoundError(

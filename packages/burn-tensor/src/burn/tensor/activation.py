@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 
-def _float(x, op: str) -> None:
+def _float(x: object, op: str) -> None:
     if not isinstance(x, Tensor):
         raise KindError(f"{op}: expected a Tensor, got {type(x).__name__}")
     if x.kind is not Float:

@@ -20,49 +20,53 @@ from burn.tensor.errors import (
 from burn.tensor.kind import Bool, Float, Int
 
 if TYPE_CHECKING:
+    from burn.tensor._tensor_core import TensorCore as _Core
+    from burn.tensor.checks import Scalar
     from burn.tensor.tensor import Tensor
+else:
+    _Core = object
 
 
-class Arithmetic:
+class Arithmetic(_Core):
     """The elementwise methods and operators of `Tensor`."""
 
     __slots__ = ()
 
     # ================================================================== comparisons
-    def equal(self, other) -> Tensor:
+    def equal(self, other: Tensor | Scalar) -> Tensor:
         return self._compare("equal", other)
 
-    def not_equal(self, other) -> Tensor:
+    def not_equal(self, other: Tensor | Scalar) -> Tensor:
         return self._compare("not_equal", other)
 
-    def equal_elem(self, value) -> Tensor:
+    def equal_elem(self, value: Scalar) -> Tensor:
         return self._compare("equal", value)
 
-    def not_equal_elem(self, value) -> Tensor:
+    def not_equal_elem(self, value: Scalar) -> Tensor:
         return self._compare("not_equal", value)
 
-    def greater(self, other) -> Tensor:
+    def greater(self, other: Tensor | Scalar) -> Tensor:
         return self._compare("greater", other)
 
-    def greater_elem(self, value) -> Tensor:
+    def greater_elem(self, value: Scalar) -> Tensor:
         return self._compare("greater", value)
 
-    def greater_equal(self, other) -> Tensor:
+    def greater_equal(self, other: Tensor | Scalar) -> Tensor:
         return self._compare("greater_equal", other)
 
-    def greater_equal_elem(self, value) -> Tensor:
+    def greater_equal_elem(self, value: Scalar) -> Tensor:
         return self._compare("greater_equal", value)
 
-    def lower(self, other) -> Tensor:
+    def lower(self, other: Tensor | Scalar) -> Tensor:
         return self._compare("lower", other)
 
-    def lower_elem(self, value) -> Tensor:
+    def lower_elem(self, value: Scalar) -> Tensor:
         return self._compare("lower", value)
 
-    def lower_equal(self, other) -> Tensor:
+    def lower_equal(self, other: Tensor | Scalar) -> Tensor:
         return self._compare("lower_equal", other)
 
-    def lower_equal_elem(self, value) -> Tensor:
+    def lower_equal_elem(self, value: Scalar) -> Tensor:
         return self._compare("lower_equal", value)
 
     __lt__ = lower
@@ -85,45 +89,45 @@ class Arithmetic:
 
     def is_nan(self) -> Tensor:
         if self.kind is not Float:
-            return self.not_equal(self)
+            return self.not_equal(self)  # type: ignore[arg-type]  # self is a Tensor
         return self._new(self.backend.float_is_nan(self.primitive), Bool)
 
     # ================================================================== arithmetic
-    def add(self, other) -> Tensor:
+    def add(self, other: Tensor | Scalar) -> Tensor:
         self._numeric("add")
         return self._binary("add", other)
 
-    def add_scalar(self, value) -> Tensor:
+    def add_scalar(self, value: Scalar) -> Tensor:
         return self.add(value)
 
-    def sub(self, other) -> Tensor:
+    def sub(self, other: Tensor | Scalar) -> Tensor:
         self._numeric("sub")
         return self._binary("sub", other)
 
-    def sub_scalar(self, value) -> Tensor:
+    def sub_scalar(self, value: Scalar) -> Tensor:
         return self.sub(value)
 
-    def mul(self, other) -> Tensor:
+    def mul(self, other: Tensor | Scalar) -> Tensor:
         self._numeric("mul")
         return self._binary("mul", other)
 
-    def mul_scalar(self, value) -> Tensor:
+    def mul_scalar(self, value: Scalar) -> Tensor:
         return self.mul(value)
 
-    def div(self, other) -> Tensor:
+    def div(self, other: Tensor | Scalar) -> Tensor:
         """Division; Int division truncates toward zero (as in Burn)."""
         self._numeric("div")
         return self._binary("div", other)
 
-    def div_scalar(self, value) -> Tensor:
+    def div_scalar(self, value: Scalar) -> Tensor:
         return self.div(value)
 
-    def remainder(self, other) -> Tensor:
+    def remainder(self, other: Tensor | Scalar) -> Tensor:
         """Remainder with the sign of the divisor (like PyTorch's `remainder`)."""
         self._numeric("remainder")
         return self._binary("remainder", other)
 
-    def remainder_scalar(self, value) -> Tensor:
+    def remainder_scalar(self, value: Scalar) -> Tensor:
         return self.remainder(value)
 
     def neg(self) -> Tensor:
@@ -138,17 +142,17 @@ class Arithmetic:
         self._numeric("sign")
         return self._new(self._op("sign")(self.primitive))
 
-    def powf(self, other) -> Tensor:
+    def powf(self, other: Tensor | Scalar) -> Tensor:
         """Elementwise power with a Float exponent tensor or a scalar."""
         if self.kind is Int:
             return self.float().powf(other).int(self.dtype)
         self._require("powf", Float)
         return self._binary("powf", other)
 
-    def powf_scalar(self, value) -> Tensor:
+    def powf_scalar(self, value: Scalar) -> Tensor:
         return self.powf(value)
 
-    def powi(self, other) -> Tensor:
+    def powi(self, other: Tensor | Scalar) -> Tensor:
         """Elementwise power with an Int exponent tensor or an integer."""
         self._numeric("powi")
         if _is_scalar(other):
@@ -159,39 +163,39 @@ class Arithmetic:
         _broadcast("powi", self.shape_tuple(), other.shape_tuple())
         return self._new(self._op("powi")(self.primitive, rhs))
 
-    def powi_scalar(self, value) -> Tensor:
+    def powi_scalar(self, value: Scalar) -> Tensor:
         return self.powi(value)
 
     def square(self) -> Tensor:
-        return self.mul(self)
+        return self.mul(self)  # type: ignore[arg-type]  # self is a Tensor
 
-    def __add__(self, other):
+    def __add__(self, other: Tensor | Scalar) -> Tensor:
         return self.add(other)
 
-    def __radd__(self, other):
+    def __radd__(self, other: Tensor | Scalar) -> Tensor:
         return self.add(other)
 
-    def __sub__(self, other):
+    def __sub__(self, other: Tensor | Scalar) -> Tensor:
         return self.sub(other)
 
-    def __rsub__(self, other):
+    def __rsub__(self, other: Tensor | Scalar) -> Tensor:
         return self.neg().add(other)
 
-    def __mul__(self, other):
+    def __mul__(self, other: Tensor | Scalar) -> Tensor:
         return self.mul(other)
 
-    def __rmul__(self, other):
+    def __rmul__(self, other: Tensor | Scalar) -> Tensor:
         return self.mul(other)
 
-    def __truediv__(self, other):
+    def __truediv__(self, other: Tensor | Scalar) -> Tensor:
         return self.div(other)
 
-    def __rtruediv__(self, other):
+    def __rtruediv__(self, other: Tensor | Scalar) -> Tensor:
         if not _is_scalar(other):
             return NotImplemented
-        return self.full_like(other).div(self)
+        return self.full_like(other).div(self)  # type: ignore[arg-type]  # self is a Tensor
 
-    def __floordiv__(self, other):
+    def __floordiv__(self, other: Tensor | Scalar) -> Tensor:
         """Floor division, as Python's `//` (`div` of Int tensors truncates toward zero)."""
         if self.kind is Int:
             # `remainder` has the divisor's sign, so `self - remainder` is an exact multiple of
@@ -199,49 +203,49 @@ class Arithmetic:
             return self.sub(self.remainder(other)).div(other)
         return self.div(other).floor()
 
-    def __mod__(self, other):
+    def __mod__(self, other: Tensor | Scalar) -> Tensor:
         return self.remainder(other)
 
-    def __pow__(self, other):
+    def __pow__(self, other: Tensor | Scalar) -> Tensor:
         if self.kind is Int and (
             isinstance(other, int) or (isinstance(other, _t.Tensor) and other.kind is Int)
         ):
             return self.powi(other)
         return self.powf(other)
 
-    def __rpow__(self, other):
+    def __rpow__(self, other: Tensor | Scalar) -> Tensor:
         if not _is_scalar(other):
             return NotImplemented
-        return self.full_like(other).powf(self)
+        return self.full_like(other).powf(self)  # type: ignore[arg-type]  # self is a Tensor
 
-    def __neg__(self):
+    def __neg__(self) -> Tensor:
         return self.neg()
 
-    def __abs__(self):
+    def __abs__(self) -> Tensor:
         return self.abs()
 
-    def __matmul__(self, other):
+    def __matmul__(self, other: Tensor) -> Tensor:
         return self.matmul(other)
 
-    def __invert__(self):
+    def __invert__(self) -> Tensor:
         return self.bool_not()
 
-    def __and__(self, other):
+    def __and__(self, other: Tensor) -> Tensor:
         return self.bool_and(other)
 
-    def __or__(self, other):
+    def __or__(self, other: Tensor) -> Tensor:
         return self.bool_or(other)
 
-    def __xor__(self, other):
+    def __xor__(self, other: Tensor) -> Tensor:
         return self.bool_xor(other)
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> Tensor:  # type: ignore[override]
         """Elementwise, as in numpy and PyTorch (Burn spells it `equal`): a Bool tensor."""
         if isinstance(other, _t.Tensor) or _is_scalar(other):
             return self.equal(other)
         return NotImplemented
 
-    def __ne__(self, other):
+    def __ne__(self, other: object) -> Tensor:  # type: ignore[override]
         if isinstance(other, _t.Tensor) or _is_scalar(other):
             return self.not_equal(other)
         return NotImplemented
@@ -312,27 +316,27 @@ class Arithmetic:
         return self._binary("atan2", other)
 
     # -- clamping and pairs ----------------------------------------------------------------
-    def clamp(self, min, max) -> Tensor:  # noqa: A002 - Burn's names
+    def clamp(self, min: Tensor | Scalar, max: Tensor | Scalar) -> Tensor:  # noqa: A002 - Burn's names
         self._numeric("clamp")
         if min > max:
             raise ShapeError(f"clamp: min {min} is greater than max {max}")
         return self._new(self._op("clamp")(self.primitive, min, max))
 
-    def clamp_min(self, min) -> Tensor:  # noqa: A002
+    def clamp_min(self, min: Tensor | Scalar) -> Tensor:  # noqa: A002
         self._numeric("clamp_min")
         return self._new(self._op("clamp_min")(self.primitive, min))
 
-    def clamp_max(self, max) -> Tensor:  # noqa: A002
+    def clamp_max(self, max: Tensor | Scalar) -> Tensor:  # noqa: A002
         self._numeric("clamp_max")
         return self._new(self._op("clamp_max")(self.primitive, max))
 
-    def max_pair(self, other: Tensor) -> Tensor:
+    def max_pair(self, other: Tensor | Scalar) -> Tensor:
         self._numeric("max_pair")
         if _is_scalar(other):
             return self.clamp_min(other)
         return self._binary("max_pair", other)
 
-    def min_pair(self, other: Tensor) -> Tensor:
+    def min_pair(self, other: Tensor | Scalar) -> Tensor:
         self._numeric("min_pair")
         if _is_scalar(other):
             return self.clamp_max(other)

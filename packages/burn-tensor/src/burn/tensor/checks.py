@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 from burn.tensor.errors import RankError, ShapeError
+
+if TYPE_CHECKING:
+    from typing import TypeAlias, TypeGuard
+
+    # What `is_scalar` accepts: the `*_scalar` / `*_elem` form of an op applies.
+    Scalar: TypeAlias = int | float | bool | np.number[Any] | np.bool_
 
 # Binary op names whose scalar form is `<name>_elem` and whose result is Bool.
 ELEM_OPS = frozenset({"equal", "not_equal", "greater", "greater_equal", "lower", "lower_equal"})
 
 
-def is_scalar(value: object) -> bool:
+def is_scalar(value: object) -> TypeGuard[Scalar]:
     """A Python or numpy number (or bool): the `*_scalar` / `*_elem` form of an op applies."""
     return isinstance(value, (int, float, bool, np.number, np.bool_))
 

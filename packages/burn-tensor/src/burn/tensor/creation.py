@@ -26,10 +26,13 @@ from burn.tensor.kind import Bool, Float, Int, kind_of_dtype
 from burn.tensor.shape import Shape
 
 if TYPE_CHECKING:
+    from burn.tensor._tensor_core import TensorCore as _Core
     from burn.tensor.tensor import Tensor
+else:
+    _Core = object
 
 
-class Creation:
+class Creation(_Core):
     """Class-level constructors (`Tensor.zeros(...)`) and `*_like` methods of `Tensor`."""
 
     __slots__ = ()

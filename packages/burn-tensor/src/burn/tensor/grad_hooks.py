@@ -7,7 +7,7 @@ defaults make these no-ops (or a clear error for `backward`) on a backend withou
 from __future__ import annotations
 
 import builtins
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from burn.tensor import tensor as _t
 from burn.tensor.errors import (
@@ -17,10 +17,14 @@ from burn.tensor.errors import (
 from burn.tensor.kind import Float
 
 if TYPE_CHECKING:
+    from burn.backend.base import Backend
+    from burn.tensor._tensor_core import TensorCore as _Core
     from burn.tensor.tensor import Tensor
+else:
+    _Core = object
 
 
-class GradHooks:
+class GradHooks(_Core):
     """The autodiff methods of `Tensor`."""
 
     __slots__ = ()
@@ -43,21 +47,21 @@ class GradHooks:
             return cast("Tensor", self)
         return self._new(self.backend.float_detach(self.primitive))
 
-    def backward(self):
+    def backward(self) -> Any:
         """Gradients of this (one-element) tensor; needs an autodiff backend."""
         return self.backend.backward(self)
 
-    def grad(self, grads) -> Tensor | None:
+    def grad(self, grads: Any) -> Tensor | None:
         """This tensor's gradient in `grads`, on the inner backend (None when it has none)."""
         found = self.backend.grad(self.primitive, grads) if self.kind is Float else None
         return None if found is None else _t.Tensor._make(self.backend.inner(), found, Float)
 
-    def grad_remove(self, grads) -> Tensor | None:
+    def grad_remove(self, grads: Any) -> Tensor | None:
         """Pop this tensor's gradient from `grads` (so it is not applied twice)."""
         found = self.backend.grad_remove(self.primitive, grads) if self.kind is Float else None
         return None if found is None else _t.Tensor._make(self.backend.inner(), found, Float)
 
-    def grad_replace(self, grads, grad: Tensor) -> None:
+    def grad_replace(self, grads: Any, grad: Tensor) -> None:
         """Replace this tensor's gradient in `grads` by `grad` (a tensor of the inner backend)."""
         self.backend.grad_replace(self.primitive, grads, grad.primitive)
 
@@ -70,7 +74,7 @@ class GradHooks:
         return _t.Tensor._make(backend.inner(), self._op("inner")(self.primitive), self.kind)
 
     @classmethod
-    def from_inner(cls, tensor: Tensor, backend=None) -> Tensor:
+    def from_inner(cls, tensor: Tensor, backend: Backend | None = None) -> Tensor:
         """Wrap a tensor of the inner backend for the decorator `backend` (or the pinned one)."""
         backend = backend or cls._backend
         if backend is None:

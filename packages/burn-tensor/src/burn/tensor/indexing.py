@@ -20,10 +20,13 @@ from burn.tensor.errors import (
 from burn.tensor.kind import Bool, Int
 
 if TYPE_CHECKING:
+    from burn.tensor._tensor_core import TensorCore as _Core
     from burn.tensor.tensor import Tensor
+else:
+    _Core = object
 
 
-class Indexing:
+class Indexing(_Core):
     """The index-driven methods of `Tensor`."""
 
     __slots__ = ()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import builtins
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -22,16 +22,19 @@ from burn.tensor.errors import (
 from burn.tensor.shape import Shape
 
 if TYPE_CHECKING:
+    from burn.tensor._tensor_core import TensorCore as _Core
     from burn.tensor.tensor import Tensor
+else:
+    _Core = object
 
 
-class Layout:
+class Layout(_Core):
     """The layout and slicing methods of `Tensor`."""
 
     __slots__ = ()
 
     # ================================================================== layout
-    def reshape(self, shape) -> Tensor:
+    def reshape(self, shape: Iterable[int]) -> Tensor:
         """New shape, same elements; -1 infers one dim and 0 keeps the input's dim (Burn)."""
         dims = self.dims()
         shape = list(shape.dims if isinstance(shape, Shape) else shape)
@@ -61,7 +64,7 @@ class Layout:
         merged = math.prod(dims[start : end + 1])
         return self.reshape(dims[:start] + [merged] + dims[end + 1 :])
 
-    def permute(self, axes) -> Tensor:
+    def permute(self, axes: Iterable[int]) -> Tensor:
         rank = self.rank()
         axes = [self._dim(a, "permute") for a in axes]
         if sorted(axes) != list(range(rank)):
@@ -85,7 +88,7 @@ class Layout:
     def T(self) -> Tensor:  # noqa: N802 - numpy's name
         return self.transpose()
 
-    def movedim(self, src, dst) -> Tensor:
+    def movedim(self, src: int | Iterable[int], dst: int | Iterable[int]) -> Tensor:
         src = [src] if isinstance(src, int) else list(src)
         dst = [dst] if isinstance(dst, int) else list(dst)
         if len(src) != len(dst):
@@ -94,14 +97,13 @@ class Layout:
         src = [self._dim(d, "movedim") for d in src]
         dst = [self._dim(d, "movedim") for d in dst]
         order = [d for d in range(rank) if d not in src]
-        axes = [None] * rank
+        axes: list[int | None] = [None] * rank
         for s, d in zip(src, dst, strict=True):
             axes[d] = s
         rest = iter(order)
-        axes = [a if a is not None else next(rest) for a in axes]
-        return self.permute(axes)
+        return self.permute([a if a is not None else next(rest) for a in axes])
 
-    def expand(self, shape) -> Tensor:
+    def expand(self, shape: Iterable[int]) -> Tensor:
         """Broadcast size-1 dims (and add leading dims) to `shape`; -1 keeps a dim."""
         shape = list(Shape(shape)) if not isinstance(shape, list) else list(shape)
         dims = self.dims()
@@ -163,7 +165,7 @@ class Layout:
         rest = iter(shape)
         return self.reshape([1 if i in positions else next(rest) for i in range(rank)])
 
-    def flip(self, axes) -> Tensor:
+    def flip(self, axes: Iterable[int]) -> Tensor:
         axes = tuple(sorted({self._dim(a, "flip") for a in axes}))
         if not axes:
             return cast("Tensor", self)
@@ -182,7 +184,7 @@ class Layout:
             return _t.Tensor.empty_like_shape(cast("Tensor", self), dims)
         return self._new(self._op("repeat_dim")(self.primitive, dim, times))
 
-    def repeat(self, sizes) -> Tensor:
+    def repeat(self, sizes: Iterable[int]) -> Tensor:
         """Tile along every dim: `sizes[i]` copies along dim i (Burn's `repeat(&[..])`)."""
         sizes = list(sizes)
         if len(sizes) != self.rank():
@@ -193,11 +195,11 @@ class Layout:
         return t
 
     @staticmethod
-    def empty_like_shape(t: Tensor, dims) -> Tensor:
+    def empty_like_shape(t: Tensor, dims: Iterable[int]) -> Tensor:
         return t._filled_as("empty", dims, 0)
 
     # -- slicing ---------------------------------------------------------------------------
-    def _ranges(self, ranges, op: str):
+    def _ranges(self, ranges: Iterable[Any], op: str) -> tuple[tuple[int, int, int], ...]:
         """Normalize Burn-style ranges (one per leading dim) to (start, stop, step) triples."""
         dims = self.dims()
         ranges = list(ranges)
@@ -239,14 +241,14 @@ class Layout:
             out.append((start, stop, step))
         return tuple(out)
 
-    def slice(self, ranges) -> Tensor:
+    def slice(self, ranges: Iterable[Any]) -> Tensor:
         """Sub-tensor from one range per leading dim (`range`, `(start, end)`, slice, int).
 
         The rank is kept (as in Burn); `t[...]` offers numpy-style indexing that drops dims.
         """
         return self._new(self._op("slice")(self.primitive, self._ranges(ranges, "slice")))
 
-    def slice_assign(self, ranges, values: Tensor) -> Tensor:
+    def slice_assign(self, ranges: Iterable[Any], values: Tensor) -> Tensor:
         """A copy whose sliced region is replaced by `values` (of the region's shape)."""
         ranges = self._ranges(ranges, "slice_assign")
         region = tuple(len(range(*r)) for r in ranges)
@@ -258,7 +260,7 @@ class Layout:
             )
         return self._new(self._op("slice_assign")(self.primitive, ranges, value))
 
-    def slice_fill(self, ranges, value) -> Tensor:
+    def slice_fill(self, ranges: Iterable[Any], value: Any) -> Tensor:
         ranges = self._ranges(ranges, "slice_fill")
         region = [len(range(*r)) for r in ranges]
         return self.slice_assign(
@@ -293,7 +295,7 @@ class Layout:
         sizes = [min(split_size, size - s) for s in range(0, size, split_size)] or [0]
         return self.split_with_sizes(sizes, dim)
 
-    def split_with_sizes(self, sizes, dim: int = 0) -> list[Tensor]:
+    def split_with_sizes(self, sizes: Iterable[int], dim: int = 0) -> list[Tensor]:
         dim = self._dim(dim, "split_with_sizes")
         if sum(sizes) != self.dims()[dim]:
             raise ShapeError(
@@ -305,13 +307,13 @@ class Layout:
             start += n
         return out
 
-    def iter_dim(self, dim: int):
+    def iter_dim(self, dim: int) -> Iterator[Tensor]:
         """Iterate over `dim`, yielding slices that keep it with size 1 (Burn's iter_dim)."""
         dim = self._dim(dim, "iter_dim")
         for i in range(self.dims()[dim]):
             yield self.narrow(dim, i, 1)
 
-    def __getitem__(self, index) -> Tensor:
+    def __getitem__(self, index: Any) -> Tensor:
         if not isinstance(index, tuple):
             index = (index,)
         if any(isinstance(i, _t.Tensor) for i in index):
@@ -326,7 +328,10 @@ class Layout:
             at = index.index(Ellipsis)
             fill = (builtins.slice(None),) * (len(dims) - len(explicit))
             index = index[:at] + fill + index[at + 1 :]
-        ranges, flips, out_shape, d = [], [], [], 0
+        ranges: list[Any] = []
+        flips: list[int] = []
+        out_shape: list[int] = []
+        d = 0
         for i in index:
             if i is None:
                 out_shape.append(1)
@@ -359,7 +364,7 @@ class Layout:
             out_shape = [1]
         return t.reshape(out_shape) if out_shape != t.dims() else t
 
-    def pad(self, pads, value=0) -> Tensor:
+    def pad(self, pads: Iterable[int], value: Any = 0) -> Tensor:
         """Pad the last dims: `pads` is (left, right, top, bottom) for the last two (Burn),
         or any even-length sequence of (before, after) pairs from the last dim backwards."""
         pads = list(pads)
@@ -376,4 +381,6 @@ class Layout:
             out[d] = dims[d] + before + after
             ranges[d] = (before, before + dims[d])
         base = self._filled_as("full", out, value)
+        if TYPE_CHECKING:  # the mixin is only ever part of a Tensor
+            assert isinstance(self, _t.Tensor)
         return base.slice_assign(ranges, self)

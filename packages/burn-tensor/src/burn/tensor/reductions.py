@@ -15,13 +15,16 @@ from burn.tensor.errors import (
     ShapeError,
     UsageError,
 )
-from burn.tensor.kind import Bool, Float, Int
+from burn.tensor.kind import Bool, Float, Int, Kind
 
 if TYPE_CHECKING:
+    from burn.tensor._tensor_core import TensorCore as _Core
     from burn.tensor.tensor import Tensor
+else:
+    _Core = object
 
 
-class Reductions:
+class Reductions(_Core):
     """The reducing and sorting methods of `Tensor`."""
 
     __slots__ = ()
@@ -33,7 +36,7 @@ class Reductions:
             raise ShapeError(f"{name}: the tensor is empty {self.dims()}")
         return self._new(self._op(name)(self.primitive))
 
-    def _reduce_dim(self, name: str, dim: int, kind=None) -> Tensor:
+    def _reduce_dim(self, name: str, dim: int, kind: type[Kind] | None = None) -> Tensor:
         self._numeric(name)
         dim = self._dim(dim, name)
         if self.dims()[dim] == 0 and name not in ("sum_dim", "prod_dim"):

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import builtins
 import math
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from burn.tensor import display
@@ -36,18 +38,22 @@ from burn.tensor.layout import Layout
 from burn.tensor.reductions import Reductions
 from burn.tensor.shape import Shape
 
-_pinned_cache: dict = {}
+if TYPE_CHECKING:
+    from burn.backend.base import Backend
+
+_pinned_cache: dict[tuple[Any, ...], type[Tensor]] = {}
 
 
-def _backend_of(device):
+def _backend_of(device: Any) -> Backend:
     """The backend a device belongs to (every `Device` class names it)."""
     try:
-        return device.backend
+        backend: Backend = device.backend
+        return backend
     except AttributeError:
         raise DeviceError(f"{device!r} is not a device (use B.device() of a backend)") from None
 
 
-def _default_backend():
+def _default_backend() -> Backend:
     from burn.backend.registry import default
 
     return default()
@@ -62,18 +68,21 @@ class Tensor(Creation, Layout, Indexing, Arithmetic, Reductions, GradHooks, Inte
     """
 
     __slots__ = ("primitive", "backend", "kind")
+    primitive: Any
+    backend: Backend
+    kind: type[Kind]
 
     # Set on the classes made by `Tensor[B, rank, kind]`.
-    _backend = None
+    _backend: Backend | None = None
     _rank: int | None = None
     _kind: type[Kind] | None = None
 
-    def __init__(self, primitive, backend, kind: type[Kind] = Float):
+    def __init__(self, primitive: Any, backend: Backend, kind: type[Kind] = Float) -> None:
         self.primitive = primitive
         self.backend = backend
         self.kind = kind
 
-    def __class_getitem__(cls, params):
+    def __class_getitem__(cls, params: Any) -> type[Tensor]:
         if not isinstance(params, tuple):
             params = (params,)
         key = (cls, *params)
@@ -93,17 +102,17 @@ class Tensor(Creation, Layout, Indexing, Arithmetic, Reductions, GradHooks, Inte
         return pinned
 
     # ================================================================== internals
-    def _new(self, primitive, kind=None) -> Tensor:
+    def _new(self, primitive: Any, kind: type[Kind] | None = None) -> Tensor:
         t = object.__new__(Tensor)
         t.primitive = primitive
         t.backend = self.backend
         t.kind = kind or self.kind
         return t
 
-    def _op(self, name: str):
+    def _op(self, name: str) -> Any:
         return getattr(self.backend, self.kind.prefix + name)
 
-    def _require(self, op: str, *kinds) -> None:
+    def _require(self, op: str, *kinds: type[Kind]) -> None:
         if self.kind not in kinds:
             names = " or ".join(k.name for k in kinds)
             raise KindError(f"{op}: needs a {names} tensor, got {self.kind.name} {self.dims()}")
@@ -120,7 +129,7 @@ class Tensor(Creation, Layout, Indexing, Arithmetic, Reductions, GradHooks, Inte
             )
         return int(dim) % rank
 
-    def _peer(self, other, op: str, kind=None):
+    def _peer(self, other: object, op: str, kind: type[Kind] | None = None) -> Any:
         """The primitive of `other`, checked to fit `self` for a binary op."""
         if not isinstance(other, Tensor):
             if isinstance(other, np.ndarray):
@@ -143,7 +152,7 @@ class Tensor(Creation, Layout, Indexing, Arithmetic, Reductions, GradHooks, Inte
             )
         return other.primitive
 
-    def _binary(self, name: str, other, op: str | None = None) -> Tensor:
+    def _binary(self, name: str, other: Any, op: str | None = None) -> Tensor:
         """Tensor-or-scalar binary op: `name` with a tensor, `name_scalar`/`_elem` with a scalar."""
         op = op or name
         if _is_scalar(other):
@@ -154,7 +163,7 @@ class Tensor(Creation, Layout, Indexing, Arithmetic, Reductions, GradHooks, Inte
         out = self._op(name)(self.primitive, rhs)
         return self._new(out, Bool if name in _ELEM_OPS else None)
 
-    def _compare(self, name: str, other) -> Tensor:
+    def _compare(self, name: str, other: Any) -> Tensor:
         if name not in ("equal", "not_equal"):
             self._numeric(name)
         if _is_scalar(other):
@@ -168,7 +177,7 @@ class Tensor(Creation, Layout, Indexing, Arithmetic, Reductions, GradHooks, Inte
         return self._new(getattr(self.backend, "float_" + name)(self.primitive))
 
     @classmethod
-    def _resolve(cls, device, backend=None):
+    def _resolve(cls, device: Any, backend: Backend | None = None) -> tuple[Backend, Any]:
         """The backend and device for a creation function."""
         backend = backend or cls._backend
         if backend is None:
@@ -185,7 +194,7 @@ class Tensor(Creation, Layout, Indexing, Arithmetic, Reductions, GradHooks, Inte
             raise RankError(f"{op}: {cls.__name__} has rank {cls._rank}, got a rank {rank} shape")
 
     @classmethod
-    def _creation_dtype(cls, backend, kind, dtype) -> DType:
+    def _creation_dtype(cls, backend: Backend, kind: type[Kind], dtype: object) -> DType:
         if dtype is None:
             if kind is Float:
                 return backend.capabilities.float_dtype
@@ -200,7 +209,7 @@ class Tensor(Creation, Layout, Indexing, Arithmetic, Reductions, GradHooks, Inte
         return dtype
 
     @classmethod
-    def _make(cls, backend, primitive, kind) -> Tensor:
+    def _make(cls, backend: Backend, primitive: Any, kind: type[Kind]) -> Tensor:
         t = object.__new__(Tensor)
         t.primitive = primitive
         t.backend = backend
@@ -229,19 +238,20 @@ class Tensor(Creation, Layout, Indexing, Arithmetic, Reductions, GradHooks, Inte
     def dtype(self) -> DType:
         return self.backend.dtype(self.primitive)
 
-    def device(self):
+    def device(self) -> Any:
         return self.backend.device_of(self.primitive)
 
-    def to_device(self, device) -> Tensor:
+    def to_device(self, device: Any) -> Tensor:
         return self._new(self._op("to_device")(self.primitive, device))
 
     def to_data(self) -> TensorData:
-        return self._op("into_data")(self.primitive)
+        data: TensorData = self._op("into_data")(self.primitive)
+        return data
 
     def into_data(self) -> TensorData:
         return self.to_data()
 
-    def into_primitive(self):
+    def into_primitive(self) -> Any:
         return self.primitive
 
     # Async forms, for code written against Burn's async reads. Backends here finish their work
@@ -252,10 +262,10 @@ class Tensor(Creation, Layout, Indexing, Arithmetic, Reductions, GradHooks, Inte
     async def into_data_async(self) -> TensorData:
         return self.to_data()
 
-    async def into_scalar_async(self):
+    async def into_scalar_async(self) -> Any:
         return self.into_scalar()
 
-    def into_scalar(self):
+    def into_scalar(self) -> Any:
         """The single value of a one-element tensor, as a Python number."""
         if self.num_elements() != 1:
             raise ShapeError(f"into_scalar: needs exactly one element, shape is {self.dims()}")
@@ -268,7 +278,7 @@ class Tensor(Creation, Layout, Indexing, Arithmetic, Reductions, GradHooks, Inte
     def numpy(self) -> np.ndarray:
         return self.to_data().array
 
-    def cast(self, dtype) -> Tensor:
+    def cast(self, dtype: Any) -> Tensor:
         """The same values as another dtype of the same kind."""
         dtype = DType.parse(dtype)
         if kind_of_dtype(dtype) is not self.kind:
@@ -280,7 +290,7 @@ class Tensor(Creation, Layout, Indexing, Arithmetic, Reductions, GradHooks, Inte
             raise DTypeError(f"cast: backend {self.backend!r} does not support {dtype.value}")
         return self._new(self._op("cast")(self.primitive, dtype))
 
-    def int(self, dtype=None) -> Tensor:
+    def int(self, dtype: Any = None) -> Tensor:
         """Convert to an Int tensor (floats truncate toward zero)."""
         if self.kind is Int:
             return self if dtype is None else self.cast(dtype)
@@ -288,7 +298,7 @@ class Tensor(Creation, Layout, Indexing, Arithmetic, Reductions, GradHooks, Inte
             dtype = self._target_dtype("int", Int, dtype)
         return self._new(self._op("into_int")(self.primitive, dtype), Int)
 
-    def float(self, dtype=None) -> Tensor:
+    def float(self, dtype: Any = None) -> Tensor:
         """Convert to a Float tensor."""
         if self.kind is Float:
             return self if dtype is None else self.cast(dtype)
@@ -296,7 +306,7 @@ class Tensor(Creation, Layout, Indexing, Arithmetic, Reductions, GradHooks, Inte
             dtype = self._target_dtype("float", Float, dtype)
         return self._new(self._op("into_float")(self.primitive, dtype), Float)
 
-    def _target_dtype(self, op: str, kind, dtype) -> DType:
+    def _target_dtype(self, op: str, kind: type[Kind], dtype: object) -> DType:
         """`dtype` parsed and checked to belong to `kind` and to the backend."""
         dtype = DType.parse(dtype)
         if kind_of_dtype(dtype) is not kind:
@@ -312,7 +322,7 @@ class Tensor(Creation, Layout, Indexing, Arithmetic, Reductions, GradHooks, Inte
         return self.not_equal_elem(0)
 
     # Python protocol ---------------------------------------------------------------------
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype: Any = None, copy: builtins.bool | None = None) -> np.ndarray:
         array = self.to_data().array
         return array if dtype is None else array.astype(dtype)
 
@@ -333,7 +343,7 @@ class Tensor(Creation, Layout, Indexing, Arithmetic, Reductions, GradHooks, Inte
     def __len__(self) -> builtins.int:
         return self.dims()[0]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Tensor]:
         for i in range(self.dims()[0]):
             yield self[i]
 

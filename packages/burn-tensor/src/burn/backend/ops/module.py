@@ -20,6 +20,8 @@ per-dim fields are tuples with one entry per spatial dim.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from burn.backend.ops.module_blocks import ModuleBlocks
 from burn.backend.ops.module_geometry import (
@@ -66,183 +68,277 @@ class ModuleOps(ModuleBlocks):
     """
 
     # ================================================================== convolution
-    def conv1d(self, x, weight, bias, options: ConvOptions):
+    def conv1d(self, x: Any, weight: Any, bias: Any, options: ConvOptions) -> Any:
         """1-d convolution of `[N, C, L]` by `[O, C/g, K]`, plus bias `[O]` (or None)."""
         return self._conv(x, weight, bias, options)
 
-    def conv2d(self, x, weight, bias, options: ConvOptions):
+    def conv2d(self, x: Any, weight: Any, bias: Any, options: ConvOptions) -> Any:
         """2-d convolution of `[N, C, H, W]` by `[O, C/g, KH, KW]`, plus bias `[O]` (or None)."""
         return self._conv(x, weight, bias, options)
 
-    def conv3d(self, x, weight, bias, options: ConvOptions):
+    def conv3d(self, x: Any, weight: Any, bias: Any, options: ConvOptions) -> Any:
         """3-d convolution of `[N, C, D, H, W]` by `[O, C/g, KD, KH, KW]`, plus bias (or None)."""
         return self._conv(x, weight, bias, options)
 
-    def conv1d_x_backward(self, x, weight, output_grad, options: ConvOptions):
+    def conv1d_x_backward(self, x: Any, weight: Any, output_grad: Any, options: ConvOptions) -> Any:
         """Gradient of conv1d with respect to `x`."""
         return self._conv_x_backward(x, weight, output_grad, options)
 
-    def conv2d_x_backward(self, x, weight, output_grad, options: ConvOptions):
+    def conv2d_x_backward(self, x: Any, weight: Any, output_grad: Any, options: ConvOptions) -> Any:
         """Gradient of conv2d with respect to `x`."""
         return self._conv_x_backward(x, weight, output_grad, options)
 
-    def conv3d_x_backward(self, x, weight, output_grad, options: ConvOptions):
+    def conv3d_x_backward(self, x: Any, weight: Any, output_grad: Any, options: ConvOptions) -> Any:
         """Gradient of conv3d with respect to `x`."""
         return self._conv_x_backward(x, weight, output_grad, options)
 
-    def conv1d_weight_backward(self, x, weight, output_grad, options: ConvOptions):
+    def conv1d_weight_backward(
+        self, x: Any, weight: Any, output_grad: Any, options: ConvOptions
+    ) -> Any:
         """Gradient of conv1d with respect to `weight`."""
         return self._conv_weight_backward(x, weight, output_grad, options)
 
-    def conv2d_weight_backward(self, x, weight, output_grad, options: ConvOptions):
+    def conv2d_weight_backward(
+        self, x: Any, weight: Any, output_grad: Any, options: ConvOptions
+    ) -> Any:
         """Gradient of conv2d with respect to `weight`."""
         return self._conv_weight_backward(x, weight, output_grad, options)
 
-    def conv3d_weight_backward(self, x, weight, output_grad, options: ConvOptions):
+    def conv3d_weight_backward(
+        self, x: Any, weight: Any, output_grad: Any, options: ConvOptions
+    ) -> Any:
         """Gradient of conv3d with respect to `weight`."""
         return self._conv_weight_backward(x, weight, output_grad, options)
 
-    def conv1d_bias_backward(self, x, bias, output_grad):
+    def conv1d_bias_backward(self, x: Any, bias: Any, output_grad: Any) -> Any:
         """Gradient of conv1d with respect to `bias`: the output gradient summed per channel."""
         return self._sum_but_channels(output_grad)
 
-    def conv2d_bias_backward(self, x, bias, output_grad):
+    def conv2d_bias_backward(self, x: Any, bias: Any, output_grad: Any) -> Any:
         """Gradient of conv2d with respect to `bias`: the output gradient summed per channel."""
         return self._sum_but_channels(output_grad)
 
-    def conv3d_bias_backward(self, x, bias, output_grad):
+    def conv3d_bias_backward(self, x: Any, bias: Any, output_grad: Any) -> Any:
         """Gradient of conv3d with respect to `bias`: the output gradient summed per channel."""
         return self._sum_but_channels(output_grad)
 
     # ------------------------------------------------------------------ transposed
-    def conv_transpose1d(self, x, weight, bias, options: ConvTransposeOptions):
+    def conv_transpose1d(
+        self, x: Any, weight: Any, bias: Any, options: ConvTransposeOptions
+    ) -> Any:
         """1-d transposed convolution of `[N, C, L]` by `[C, O/g, K]`, plus bias `[O]` (or None)."""
         return self._conv_transpose(x, weight, bias, options)
 
-    def conv_transpose2d(self, x, weight, bias, options: ConvTransposeOptions):
+    def conv_transpose2d(
+        self, x: Any, weight: Any, bias: Any, options: ConvTransposeOptions
+    ) -> Any:
         """2-d transposed convolution of `[N, C, H, W]` by `[C, O/g, KH, KW]`, plus bias."""
         return self._conv_transpose(x, weight, bias, options)
 
-    def conv_transpose3d(self, x, weight, bias, options: ConvTransposeOptions):
+    def conv_transpose3d(
+        self, x: Any, weight: Any, bias: Any, options: ConvTransposeOptions
+    ) -> Any:
         """3-d transposed convolution of `[N, C, D, H, W]` by `[C, O/g, KD, KH, KW]`, plus bias."""
         return self._conv_transpose(x, weight, bias, options)
 
-    def conv_transpose1d_x_backward(self, weight, output_grad, options: ConvTransposeOptions):
+    def conv_transpose1d_x_backward(
+        self, weight: Any, output_grad: Any, options: ConvTransposeOptions
+    ) -> Any:
         """Gradient of conv_transpose1d with respect to `x`."""
         return self._conv_transpose_x_backward(weight, output_grad, options)
 
-    def conv_transpose2d_x_backward(self, weight, output_grad, options: ConvTransposeOptions):
+    def conv_transpose2d_x_backward(
+        self, weight: Any, output_grad: Any, options: ConvTransposeOptions
+    ) -> Any:
         """Gradient of conv_transpose2d with respect to `x`."""
         return self._conv_transpose_x_backward(weight, output_grad, options)
 
-    def conv_transpose3d_x_backward(self, weight, output_grad, options: ConvTransposeOptions):
+    def conv_transpose3d_x_backward(
+        self, weight: Any, output_grad: Any, options: ConvTransposeOptions
+    ) -> Any:
         """Gradient of conv_transpose3d with respect to `x`."""
         return self._conv_transpose_x_backward(weight, output_grad, options)
 
     def conv_transpose1d_weight_backward(
-        self, x, weight, output_grad, options: ConvTransposeOptions
-    ):
+        self, x: Any, weight: Any, output_grad: Any, options: ConvTransposeOptions
+    ) -> Any:
         """Gradient of conv_transpose1d with respect to `weight`."""
         return self._conv_transpose_weight_backward(x, weight, output_grad, options)
 
     def conv_transpose2d_weight_backward(
-        self, x, weight, output_grad, options: ConvTransposeOptions
-    ):
+        self, x: Any, weight: Any, output_grad: Any, options: ConvTransposeOptions
+    ) -> Any:
         """Gradient of conv_transpose2d with respect to `weight`."""
         return self._conv_transpose_weight_backward(x, weight, output_grad, options)
 
     def conv_transpose3d_weight_backward(
-        self, x, weight, output_grad, options: ConvTransposeOptions
-    ):
+        self, x: Any, weight: Any, output_grad: Any, options: ConvTransposeOptions
+    ) -> Any:
         """Gradient of conv_transpose3d with respect to `weight`."""
         return self._conv_transpose_weight_backward(x, weight, output_grad, options)
 
-    def conv_transpose1d_bias_backward(self, x, bias, output_grad):
+    def conv_transpose1d_bias_backward(self, x: Any, bias: Any, output_grad: Any) -> Any:
         """Gradient of conv_transpose1d with respect to `bias`: summed per channel."""
         return self._sum_but_channels(output_grad)
 
-    def conv_transpose2d_bias_backward(self, x, bias, output_grad):
+    def conv_transpose2d_bias_backward(self, x: Any, bias: Any, output_grad: Any) -> Any:
         """Gradient of conv_transpose2d with respect to `bias`: summed per channel."""
         return self._sum_but_channels(output_grad)
 
-    def conv_transpose3d_bias_backward(self, x, bias, output_grad):
+    def conv_transpose3d_bias_backward(self, x: Any, bias: Any, output_grad: Any) -> Any:
         """Gradient of conv_transpose3d with respect to `bias`: summed per channel."""
         return self._sum_but_channels(output_grad)
 
     # ================================================================== pooling
-    def avg_pool1d(self, x, kernel_size, stride, padding, count_include_pad: bool):
+    def avg_pool1d(
+        self,
+        x: Any,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int],
+        padding: int | Sequence[int],
+        count_include_pad: bool,
+    ) -> Any:
         """Mean over windows of `[N, C, L]`."""
         return self._avg_pool(x, *pool_dims(1, kernel_size, stride, padding), count_include_pad)
 
-    def avg_pool2d(self, x, kernel_size, stride, padding, count_include_pad: bool):
+    def avg_pool2d(
+        self,
+        x: Any,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int],
+        padding: int | Sequence[int],
+        count_include_pad: bool,
+    ) -> Any:
         """Mean over windows of `[N, C, H, W]`."""
         return self._avg_pool(x, *pool_dims(2, kernel_size, stride, padding), count_include_pad)
 
-    def avg_pool1d_backward(self, x, grad, kernel_size, stride, padding, count_include_pad: bool):
+    def avg_pool1d_backward(
+        self,
+        x: Any,
+        grad: Any,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int],
+        padding: int | Sequence[int],
+        count_include_pad: bool,
+    ) -> Any:
         """Gradient of avg_pool1d with respect to `x`."""
         return self._avg_pool_backward(
             x, grad, *pool_dims(1, kernel_size, stride, padding), count_include_pad
         )
 
-    def avg_pool2d_backward(self, x, grad, kernel_size, stride, padding, count_include_pad: bool):
+    def avg_pool2d_backward(
+        self,
+        x: Any,
+        grad: Any,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int],
+        padding: int | Sequence[int],
+        count_include_pad: bool,
+    ) -> Any:
         """Gradient of avg_pool2d with respect to `x`."""
         return self._avg_pool_backward(
             x, grad, *pool_dims(2, kernel_size, stride, padding), count_include_pad
         )
 
-    def max_pool1d(self, x, kernel_size, stride, padding, dilation):
+    def max_pool1d(
+        self,
+        x: Any,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int],
+        padding: int | Sequence[int],
+        dilation: int | Sequence[int],
+    ) -> Any:
         """Max over windows of `[N, C, L]` (padding never wins)."""
         return self.max_pool1d_with_indices(x, kernel_size, stride, padding, dilation)[0]
 
-    def max_pool2d(self, x, kernel_size, stride, padding, dilation):
+    def max_pool2d(
+        self,
+        x: Any,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int],
+        padding: int | Sequence[int],
+        dilation: int | Sequence[int],
+    ) -> Any:
         """Max over windows of `[N, C, H, W]` (padding never wins)."""
         return self.max_pool2d_with_indices(x, kernel_size, stride, padding, dilation)[0]
 
-    def max_pool1d_with_indices(self, x, kernel_size, stride, padding, dilation):
+    def max_pool1d_with_indices(
+        self,
+        x: Any,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int],
+        padding: int | Sequence[int],
+        dilation: int | Sequence[int],
+    ) -> Any:
         """(max over windows of `[N, C, L]`, position of each max within its channel)."""
         return self._max_pool_with_indices(x, *pool_dims(1, kernel_size, stride, padding, dilation))
 
-    def max_pool2d_with_indices(self, x, kernel_size, stride, padding, dilation):
+    def max_pool2d_with_indices(
+        self,
+        x: Any,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int],
+        padding: int | Sequence[int],
+        dilation: int | Sequence[int],
+    ) -> Any:
         """(max over windows of `[N, C, H, W]`, flat position h * W + w of each max)."""
         return self._max_pool_with_indices(x, *pool_dims(2, kernel_size, stride, padding, dilation))
 
     def max_pool1d_with_indices_backward(
-        self, x, kernel_size, stride, padding, dilation, output_grad, indices
-    ):
+        self,
+        x: Any,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int],
+        padding: int | Sequence[int],
+        dilation: int | Sequence[int],
+        output_grad: Any,
+        indices: Any,
+    ) -> Any:
         """Gradient of max_pool1d with respect to `x`, routed through `indices`."""
         return self._max_pool_with_indices_backward(x, output_grad, indices)
 
     def max_pool2d_with_indices_backward(
-        self, x, kernel_size, stride, padding, dilation, output_grad, indices
-    ):
+        self,
+        x: Any,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int],
+        padding: int | Sequence[int],
+        dilation: int | Sequence[int],
+        output_grad: Any,
+        indices: Any,
+    ) -> Any:
         """Gradient of max_pool2d with respect to `x`, routed through `indices`."""
         return self._max_pool_with_indices_backward(x, output_grad, indices)
 
-    def adaptive_avg_pool1d(self, x, output_size):
+    def adaptive_avg_pool1d(self, x: Any, output_size: int | Sequence[int]) -> Any:
         """Mean over adaptive windows of `[N, C, L]` giving `[N, C, output_size]`."""
         return self._adaptive_avg_pool(x, _dims(output_size, 1))
 
-    def adaptive_avg_pool2d(self, x, output_size):
+    def adaptive_avg_pool2d(self, x: Any, output_size: int | Sequence[int]) -> Any:
         """Mean over adaptive windows of `[N, C, H, W]` giving `[N, C, *output_size]`."""
         return self._adaptive_avg_pool(x, _dims(output_size, 2))
 
-    def adaptive_avg_pool1d_backward(self, x, grad):
+    def adaptive_avg_pool1d_backward(self, x: Any, grad: Any) -> Any:
         """Gradient of adaptive_avg_pool1d with respect to `x`."""
         return self._adaptive_avg_pool_backward(x, grad)
 
-    def adaptive_avg_pool2d_backward(self, x, grad):
+    def adaptive_avg_pool2d_backward(self, x: Any, grad: Any) -> Any:
         """Gradient of adaptive_avg_pool2d with respect to `x`."""
         return self._adaptive_avg_pool_backward(x, grad)
 
     # ================================================================== interpolation
-    def interpolate(self, x, output_size, options: InterpolateOptions):
+    def interpolate(
+        self, x: Any, output_size: int | Sequence[int], options: InterpolateOptions
+    ) -> Any:
         """`[N, C, H, W]` resampled to `[N, C, *output_size]` (nearest, bilinear or bicubic)."""
         for axis, out in enumerate(_dims(output_size, 2)):
             dim = 2 + axis
             x = self.resample(x, dim, *interpolate_taps(options.mode, self.shape(x)[dim], out))
         return x
 
-    def interpolate_backward(self, x, grad, output_size, options: InterpolateOptions):
+    def interpolate_backward(
+        self, x: Any, grad: Any, output_size: int | Sequence[int], options: InterpolateOptions
+    ) -> Any:
         """Gradient of interpolate with respect to `x` (the adjoint of the resampling)."""
         spatial = self.shape(x)[2:]
         for axis in reversed(range(2)):
@@ -253,13 +349,13 @@ class ModuleOps(ModuleBlocks):
         return grad
 
     # ================================================================== embedding, unfold
-    def embedding(self, weights, indices):
+    def embedding(self, weights: Any, indices: Any) -> Any:
         """Rows of `weights [n, d]` at Int `indices` (any shape): `[*indices.shape, d]`."""
         shape = tuple(self.shape(indices))
         flat = self.reshape(indices, (math.prod(shape),))
         return self.reshape(self.float_select(weights, 0, flat), (*shape, self.shape(weights)[1]))
 
-    def embedding_backward(self, weights, output_grad, indices):
+    def embedding_backward(self, weights: Any, output_grad: Any, indices: Any) -> Any:
         """Gradient of embedding with respect to `weights`: rows summed at their indices."""
         n, d = self.shape(weights)
         count = math.prod(self.shape(indices))
@@ -267,8 +363,11 @@ class ModuleOps(ModuleBlocks):
         flat = self.reshape(indices, (count,))
         return self.float_select_assign(zeros, 0, flat, self.reshape(output_grad, (count, d)))
 
-    def unfold4d(self, x, kernel_size, options: UnfoldOptions):
+    def unfold4d(self, x: Any, kernel_size: int | Sequence[int], options: UnfoldOptions) -> Any:
         """Sliding blocks of `[N, C, H, W]` as columns: `[N, C * KH * KW, blocks]`."""
+        if TYPE_CHECKING:  # `for_dims` has made every per-dim field a tuple
+            assert isinstance(options.stride, tuple) and isinstance(options.padding, tuple)
+            assert isinstance(options.dilation, tuple)
         n, c, *spatial = self.shape(x)
         kernel = _dims(kernel_size, 2)
         out = [
@@ -280,8 +379,13 @@ class ModuleOps(ModuleBlocks):
         cols = self.im2col(x, kernel, options.stride, options.dilation, options.padding, out)
         return self.reshape(cols, (n, c * math.prod(kernel), math.prod(out)))
 
-    def unfold4d_backward(self, x, output_grad, kernel_size, options: UnfoldOptions):
+    def unfold4d_backward(
+        self, x: Any, output_grad: Any, kernel_size: int | Sequence[int], options: UnfoldOptions
+    ) -> Any:
         """Gradient of unfold4d with respect to `x`: each column added back where it was read."""
+        if TYPE_CHECKING:  # `for_dims` has made every per-dim field a tuple
+            assert isinstance(options.stride, tuple) and isinstance(options.padding, tuple)
+            assert isinstance(options.dilation, tuple)
         n, c, *spatial = self.shape(x)
         kernel = _dims(kernel_size, 2)
         out = [

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from burn.backend.ops.module_geometry import (
@@ -34,26 +36,42 @@ from burn.backend.ops.module_geometry import (
 from burn.backend.ops.module_options import ConvOptions, ConvTransposeOptions
 from burn.tensor.data import TensorData
 
+if TYPE_CHECKING:
+    from burn.backend.ops.primitive import PrimitiveOps as _Core
+else:
+    _Core = object
 
-class ModuleBlocks:
+
+class ModuleBlocks(_Core):
     """Building blocks and n-d bodies of `ModuleOps`' defaults, written with the core."""
 
+    if TYPE_CHECKING:
+        # Named ops of `FloatTensorOps` (installed there at import time, so invisible to a type
+        # checker); `Backend` mixes both groups in.
+        def float_cat(self, tensors: list[Any], dim: int) -> Any: ...
+
+        def float_matmul(self, lhs: Any, rhs: Any) -> Any: ...
+
+        def float_select(self, tensor: Any, dim: int, indices: Any) -> Any: ...
+
+        def float_select_assign(self, tensor: Any, dim: int, indices: Any, value: Any) -> Any: ...
+
     # ------------------------------------------------------------------ building blocks
-    def _host(self, values: np.ndarray, like):
+    def _host(self, values: np.ndarray, like: Any) -> Any:
         """A primitive of `like`'s dtype and device holding host-computed `values`."""
         dtype = self.dtype(like).numpy
         return self.from_data(
             TensorData(np.ascontiguousarray(values, dtype=dtype)), self.device_of(like)
         )
 
-    def _host_index(self, values: np.ndarray, like):
+    def _host_index(self, values: np.ndarray, like: Any) -> Any:
         """An index primitive on `like`'s device holding host-computed `values`."""
         idt = self.index_dtype().numpy
         return self.from_data(
             TensorData(np.ascontiguousarray(values, dtype=idt)), self.device_of(like)
         )
 
-    def _pad(self, x, before, after, value=0):
+    def _pad(self, x: Any, before: Sequence[int], after: Sequence[int], value: float = 0) -> Any:
         """`x` with its spatial dims (2 onwards) padded by `value`."""
         if not any(before) and not any(after):
             return x
@@ -67,7 +85,16 @@ class ModuleBlocks:
         )
         return self.slice_assign(base, ranges, x)
 
-    def im2col(self, x, kernel, stride, dilation, padding, out, value=0):
+    def im2col(
+        self,
+        x: Any,
+        kernel: Sequence[int],
+        stride: Sequence[int],
+        dilation: Sequence[int],
+        padding: Sequence[int],
+        out: Sequence[int],
+        value: float = 0,
+    ) -> Any:
         """`[N, C, *S]` -> `[N, C, prod(kernel), *out]`: what each kernel tap sees."""
         n, c, *spatial = self.shape(x)
         after = [
@@ -86,7 +113,15 @@ class ModuleBlocks:
             taps.append(self.reshape(self.slice(xp, ranges), (n, c, 1, *out)))
         return taps[0] if len(taps) == 1 else self.float_cat(taps, 2)
 
-    def col2im(self, cols, kernel, stride, dilation, padding, size):
+    def col2im(
+        self,
+        cols: Any,
+        kernel: Sequence[int],
+        stride: Sequence[int],
+        dilation: Sequence[int],
+        padding: Sequence[int],
+        size: Sequence[int],
+    ) -> Any:
         """Adjoint of `im2col`: `[N, C, taps, *out]` summed back into `[N, C, *size]`."""
         n, c, _, *out = self.shape(cols)
         canvas = [
@@ -107,7 +142,7 @@ class ModuleBlocks:
         )
         return self.slice(acc, crop)
 
-    def _grouped_matmul(self, weight, cols, groups: int):
+    def _grouped_matmul(self, weight: Any, cols: Any, groups: int) -> Any:
         """`weight [O, C/g, *k]` applied to `cols [N, C, taps, *out]`: `[N, O, *out]`."""
         o, cg, *kernel = self.shape(weight)
         n, c, taps, *out = self.shape(cols)
@@ -116,7 +151,7 @@ class ModuleBlocks:
         x = self.reshape(cols, (n, groups, cg * taps, length))
         return self.reshape(self.float_matmul(w, x), (n, o, *out))
 
-    def _grouped_matmul_t(self, weight, y, groups: int):
+    def _grouped_matmul_t(self, weight: Any, y: Any, groups: int) -> Any:
         """Transpose of `_grouped_matmul`: `y [N, O, *out]` -> `[N, C, taps, *out]`."""
         o, cg, *kernel = self.shape(weight)
         n, _, *out = self.shape(y)
@@ -125,7 +160,7 @@ class ModuleBlocks:
         g = self.reshape(y, (n, groups, o // groups, math.prod(out)))
         return self.reshape(self.float_matmul(w, g), (n, groups * cg, taps, *out))
 
-    def _grouped_outer(self, y, cols, groups: int, weight_shape):
+    def _grouped_outer(self, y: Any, cols: Any, groups: int, weight_shape: Sequence[int]) -> Any:
         """Sum over batch and positions of `y [N, O, *out]` times `cols [N, C, taps, *out]`."""
         n, o, *out = self.shape(y)
         _, c, taps, *_ = self.shape(cols)
@@ -137,7 +172,7 @@ class ModuleBlocks:
         total = self.reduce("sum", self.float_matmul(g, x), 0)
         return self.reshape(total, tuple(weight_shape))
 
-    def _add_bias(self, y, bias):
+    def _add_bias(self, y: Any, bias: Any) -> Any:
         if bias is None:
             return y
         rank = len(self.shape(y))
@@ -145,7 +180,7 @@ class ModuleBlocks:
             "add", y, self.reshape(bias, (1, self.shape(bias)[0]) + (1,) * (rank - 2))
         )
 
-    def _sum_but_channels(self, g):
+    def _sum_but_channels(self, g: Any) -> Any:
         """Sum of `[N, C, *S]` over every dim but C: a bias gradient `[C]`."""
         shape = self.shape(g)
         flat = self.reshape(
@@ -154,8 +189,11 @@ class ModuleBlocks:
         return self.reshape(self.reduce("sum", flat, 1), (shape[1],))
 
     # ------------------------------------------------------------------ generic convolution
-    def _conv(self, x, weight, bias, options: ConvOptions):
+    def _conv(self, x: Any, weight: Any, bias: Any, options: ConvOptions) -> Any:
         """N-d convolution (cross-correlation, as in Burn and PyTorch) plus bias."""
+        if TYPE_CHECKING:  # `for_dims` has made every per-dim field a tuple
+            assert isinstance(options.stride, tuple) and isinstance(options.padding, tuple)
+            assert isinstance(options.dilation, tuple)
         o, _, *kernel = self.shape(weight)
         spatial = self.shape(x)[2:]
         out = [
@@ -167,23 +205,35 @@ class ModuleBlocks:
         cols = self.im2col(x, kernel, options.stride, options.dilation, options.padding, out)
         return self._add_bias(self._grouped_matmul(weight, cols, options.groups), bias)
 
-    def _conv_x_backward(self, x, weight, output_grad, options: ConvOptions):
+    def _conv_x_backward(self, x: Any, weight: Any, output_grad: Any, options: ConvOptions) -> Any:
         """Gradient of `_conv` with respect to its input."""
+        if TYPE_CHECKING:  # `for_dims` has made every per-dim field a tuple
+            assert isinstance(options.stride, tuple) and isinstance(options.padding, tuple)
+            assert isinstance(options.dilation, tuple)
         kernel = self.shape(weight)[2:]
         cols = self._grouped_matmul_t(weight, output_grad, options.groups)
         return self.col2im(
             cols, kernel, options.stride, options.dilation, options.padding, self.shape(x)[2:]
         )
 
-    def _conv_weight_backward(self, x, weight, output_grad, options: ConvOptions):
+    def _conv_weight_backward(
+        self, x: Any, weight: Any, output_grad: Any, options: ConvOptions
+    ) -> Any:
         """Gradient of `_conv` with respect to its weight."""
+        if TYPE_CHECKING:  # `for_dims` has made every per-dim field a tuple
+            assert isinstance(options.stride, tuple) and isinstance(options.padding, tuple)
+            assert isinstance(options.dilation, tuple)
         kernel = self.shape(weight)[2:]
         out = self.shape(output_grad)[2:]
         cols = self.im2col(x, kernel, options.stride, options.dilation, options.padding, out)
         return self._grouped_outer(output_grad, cols, options.groups, self.shape(weight))
 
-    def _conv_transpose(self, x, weight, bias, options: ConvTransposeOptions):
+    def _conv_transpose(self, x: Any, weight: Any, bias: Any, options: ConvTransposeOptions) -> Any:
         """N-d transposed convolution: the input gradient of a convolution, plus bias."""
+        if TYPE_CHECKING:  # `for_dims` has made every per-dim field a tuple
+            assert isinstance(options.stride, tuple) and isinstance(options.padding, tuple)
+            assert isinstance(options.dilation, tuple)
+            assert isinstance(options.padding_out, tuple)
         kernel = self.shape(weight)[2:]
         spatial = self.shape(x)[2:]
         size = [
@@ -202,8 +252,14 @@ class ModuleBlocks:
         y = self.col2im(cols, kernel, options.stride, options.dilation, options.padding, size)
         return self._add_bias(y, bias)
 
-    def _conv_transpose_x_backward(self, weight, output_grad, options: ConvTransposeOptions):
+    def _conv_transpose_x_backward(
+        self, weight: Any, output_grad: Any, options: ConvTransposeOptions
+    ) -> Any:
         """Gradient of `_conv_transpose` with respect to its input: a plain convolution."""
+        if TYPE_CHECKING:  # `for_dims` has made every per-dim field a tuple
+            assert isinstance(options.stride, tuple) and isinstance(options.padding, tuple)
+            assert isinstance(options.dilation, tuple)
+            assert isinstance(options.padding_out, tuple)
         kernel = self.shape(weight)[2:]
         size = self.shape(output_grad)[2:]
         spatial = [
@@ -224,9 +280,13 @@ class ModuleBlocks:
         return self._grouped_matmul(weight, cols, options.groups)
 
     def _conv_transpose_weight_backward(
-        self, x, weight, output_grad, options: ConvTransposeOptions
-    ):
+        self, x: Any, weight: Any, output_grad: Any, options: ConvTransposeOptions
+    ) -> Any:
         """Gradient of `_conv_transpose` with respect to its weight."""
+        if TYPE_CHECKING:  # `for_dims` has made every per-dim field a tuple
+            assert isinstance(options.stride, tuple) and isinstance(options.padding, tuple)
+            assert isinstance(options.dilation, tuple)
+            assert isinstance(options.padding_out, tuple)
         kernel = self.shape(weight)[2:]
         spatial = self.shape(x)[2:]
         cols = self.im2col(
@@ -235,7 +295,14 @@ class ModuleBlocks:
         return self._grouped_outer(x, cols, options.groups, self.shape(weight))
 
     # ------------------------------------------------------------------ generic pooling
-    def _avg_pool(self, x, kernel, stride, padding, count_include_pad: bool):
+    def _avg_pool(
+        self,
+        x: Any,
+        kernel: Sequence[int],
+        stride: Sequence[int],
+        padding: Sequence[int],
+        count_include_pad: bool,
+    ) -> Any:
         """Mean of each window; padded taps count as zeros when `count_include_pad`."""
         spatial = self.shape(x)[2:]
         out = [
@@ -248,13 +315,29 @@ class ModuleBlocks:
             "div", total, self._avg_divisor(x, kernel, stride, padding, out, count_include_pad)
         )
 
-    def _avg_divisor(self, like, kernel, stride, padding, out, count_include_pad: bool):
+    def _avg_divisor(
+        self,
+        like: Any,
+        kernel: Sequence[int],
+        stride: Sequence[int],
+        padding: Sequence[int],
+        out: Sequence[int],
+        count_include_pad: bool,
+    ) -> Any:
         if count_include_pad:
             return self.scalar_like(like, math.prod(kernel))
         counts = avg_pool_counts(self.shape(like)[2:], kernel, stride, padding, out)
         return self._host(counts.reshape(1, 1, *out), like)
 
-    def _avg_pool_backward(self, x, grad, kernel, stride, padding, count_include_pad: bool):
+    def _avg_pool_backward(
+        self,
+        x: Any,
+        grad: Any,
+        kernel: Sequence[int],
+        stride: Sequence[int],
+        padding: Sequence[int],
+        count_include_pad: bool,
+    ) -> Any:
         """Gradient of `_avg_pool`: each output's gradient spread evenly over its window."""
         n, c, *out = self.shape(grad)
         share = self.binary(
@@ -264,7 +347,14 @@ class ModuleBlocks:
         cols = self.expand(self.reshape(share, (n, c, 1, *out)), (n, c, taps, *out))
         return self.col2im(cols, kernel, stride, (1,) * len(kernel), padding, self.shape(x)[2:])
 
-    def _max_pool_with_indices(self, x, kernel, stride, padding, dilation):
+    def _max_pool_with_indices(
+        self,
+        x: Any,
+        kernel: Sequence[int],
+        stride: Sequence[int],
+        padding: Sequence[int],
+        dilation: Sequence[int],
+    ) -> Any:
         """Max of each window and the flat position (within its channel plane) it came from."""
         n, c, *spatial = self.shape(x)
         out = [
@@ -283,7 +373,7 @@ class ModuleBlocks:
         indices = self.reshape(self.gather(table, 2, arg), (n, c, *out))
         return values, indices
 
-    def _max_pool_with_indices_backward(self, x, output_grad, indices):
+    def _max_pool_with_indices_backward(self, x: Any, output_grad: Any, indices: Any) -> Any:
         """Gradient of max pooling: each output's gradient goes to the position it came from."""
         n, c, *spatial = self.shape(x)
         plane = math.prod(spatial)
@@ -294,7 +384,7 @@ class ModuleBlocks:
         return self.reshape(summed, (n, c, *spatial))
 
     # ------------------------------------------------------------------ separable resampling
-    def resample(self, x, dim: int, index: np.ndarray, weight: np.ndarray):
+    def resample(self, x: Any, dim: int, index: np.ndarray, weight: np.ndarray) -> Any:
         """`out[.., i, ..] = sum_t weight[t, i] * x[.., index[t, i], ..]` along `dim`."""
         shape = list(self.shape(x))
         taps, out = index.shape
@@ -310,7 +400,9 @@ class ModuleBlocks:
             acc = term if acc is None else self.binary("add", acc, term)
         return acc
 
-    def resample_backward(self, grad, dim: int, size: int, index: np.ndarray, weight: np.ndarray):
+    def resample_backward(
+        self, grad: Any, dim: int, size: int, index: np.ndarray, weight: np.ndarray
+    ) -> Any:
         """Adjoint of `resample`: `grad` scattered back to an axis of length `size`."""
         shape = list(self.shape(grad))
         taps, out = index.shape
@@ -326,14 +418,14 @@ class ModuleBlocks:
             )
         return acc
 
-    def _adaptive_avg_pool(self, x, output_size):
+    def _adaptive_avg_pool(self, x: Any, output_size: Sequence[int]) -> Any:
         """Mean over Burn's/PyTorch's adaptive windows, one spatial dim at a time."""
         for axis, out in enumerate(output_size):
             dim = 2 + axis
             x = self.resample(x, dim, *adaptive_taps(self.shape(x)[dim], out))
         return x
 
-    def _adaptive_avg_pool_backward(self, x, grad):
+    def _adaptive_avg_pool_backward(self, x: Any, grad: Any) -> Any:
         """Gradient of `_adaptive_avg_pool` (its adjoint, one spatial dim at a time)."""
         spatial = self.shape(x)[2:]
         out = self.shape(grad)[2:]

@@ -8,8 +8,9 @@ the ops of `ModuleOps` always receive tuples with one entry per spatial dim.
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -100,9 +101,18 @@ class InterpolateOptions:
             object.__setattr__(self, "mode", InterpolateMode(str(self.mode).lower()))
 
 
+Dims = tuple[int, ...]
+
+
+@overload
+def pool_dims(n: int, kernel: Any, stride: Any, padding: Any) -> tuple[Dims, Dims, Dims]: ...
+@overload
+def pool_dims(
+    n: int, kernel: Any, stride: Any, padding: Any, dilation: int | Sequence[int]
+) -> tuple[Dims, Dims, Dims, Dims]: ...
 def pool_dims(
     n: int, kernel: Any, stride: Any, padding: Any, dilation: Any = None
-) -> tuple[tuple[int, ...], ...]:
+) -> tuple[Dims, ...]:
     """Pool geometry as n-tuples (Burn's 1-d pools take plain ints)."""
     args = (_dims(kernel, n), _dims(stride, n), _dims(padding, n))
     return args if dilation is None else (*args, _dims(dilation, n))
