@@ -18,12 +18,11 @@ import hashlib
 import types
 
 import numpy as np
+import onnx
 from burn.onnx.codegen import burn_dtype
 from burn.onnx.graph import DEFAULT_OPSET, elem_dtype, load_graph
 from burn.onnx.passes import run_passes
 from burn.onnx.render import Generated, apply_weights, generate
-
-import onnx
 from onnx.backend.base import Backend, BackendRep
 
 _CACHE: dict[str, tuple[Generated, list, list]] = {}

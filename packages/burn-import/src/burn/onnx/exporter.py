@@ -22,13 +22,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
+import onnx
 from burn.module import Module
 from burn.onnx.export_backend import Traced, TracingBackend
 from burn.onnx.export_graph import ONNX_DTYPES, ExportError, GraphBuilder
 from burn.record import atomic_write
 from burn.tensor import Tensor
-
-import onnx
 from onnx import helper
 
 __all__ = ["ExportError", "export"]

@@ -12,9 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from burn.onnx.errors import OnnxImportError
-
 import onnx
+from burn.onnx.errors import OnnxImportError
 from onnx import helper, numpy_helper
 
 # ONNX element types that burn computes in a dtype of its own (unsigned 16/32/64-bit integers are

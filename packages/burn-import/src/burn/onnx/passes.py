@@ -10,9 +10,8 @@ Convolution followed by batch normalization is left as two layers so the model s
 from __future__ import annotations
 
 import numpy as np
-from burn.onnx.graph import Graph, Node, ValueInfo, graph_from_proto
-
 import onnx
+from burn.onnx.graph import Graph, Node, ValueInfo, graph_from_proto
 
 # Ops whose result is not a function of their inputs, or that carry subgraphs: never folded.
 _NOT_FOLDED = frozenset(
