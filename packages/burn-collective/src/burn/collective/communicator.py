@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 import traceback
 from typing import Any
 
@@ -152,6 +153,9 @@ def abort_on_error(comm: Communicator) -> None:
     def hook(kind, value, tb) -> None:
         _report(comm, kind, value, tb)
         if comm.size > 1:
+            # mpiexec forwards a rank's output through a proxy; an abort at once can end the
+            # job before the traceback above has been forwarded, leaving nothing to read.
+            time.sleep(0.5)
             comm.abort(130 if issubclass(kind, KeyboardInterrupt) else 1)
         previous(kind, value, tb)
 
