@@ -19,23 +19,26 @@ def _mean(lines: list[str]) -> float:
     return sum(values) / len(values)
 
 
+def _short_run(artifacts) -> list[str]:
+    """The guide's options for a smoke run: one short epoch into `artifacts`."""
+    return [
+        "--epochs",
+        "1",
+        "--train-items",
+        "640",
+        "--valid-items",
+        "128",
+        "--learning-rate",
+        "1e-3",
+        "--artifact-dir",
+        str(artifacts),
+    ]
+
+
 def test_guide_trains_and_infers(tmp_path):
     artifacts = tmp_path / "guide"
     result = subprocess.run(
-        [
-            sys.executable,
-            str(MAIN),
-            "--epochs",
-            "1",
-            "--train-items",
-            "640",
-            "--valid-items",
-            "128",
-            "--learning-rate",
-            "1e-3",
-            "--artifact-dir",
-            str(artifacts),
-        ],
+        [sys.executable, str(MAIN), *_short_run(artifacts)],
         capture_output=True,
         text=True,
         timeout=300,
@@ -117,16 +120,7 @@ def test_guide_trains_on_two_processes(tmp_path):
             sys.executable,
             str(MAIN),
             "--data-parallel",
-            "--epochs",
-            "1",
-            "--train-items",
-            "640",
-            "--valid-items",
-            "128",
-            "--learning-rate",
-            "1e-3",
-            "--artifact-dir",
-            str(artifacts),
+            *_short_run(artifacts),
         ],
         capture_output=True,
         text=True,
