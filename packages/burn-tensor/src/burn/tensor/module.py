@@ -35,8 +35,8 @@ from burn.backend.ops.module import (
     InterpolateMode,
     InterpolateOptions,
     UnfoldOptions,
-    conv_output_size,
-    conv_transpose_output_size,
+    conv_output_sizes,
+    conv_transpose_output_sizes,
 )
 from burn.tensor.errors import KindError, OutOfRangeError, RankError, ShapeError
 from burn.tensor.kind import Float, Int, Kind
@@ -112,13 +112,10 @@ def _output_sizes(
     stride: Sequence[int],
     padding: Sequence[int],
     dilation: Sequence[int],
-) -> list[int]:
+) -> tuple[int, ...]:
     """Output spatial sizes, or a ShapeError when the kernel does not fit the padded input."""
     spatial = x.dims()[2:]
-    out = [
-        conv_output_size(n, k, s, p, d)
-        for n, k, s, p, d in zip(spatial, kernel, stride, padding, dilation, strict=True)
-    ]
+    out = conv_output_sizes(spatial, kernel, stride, padding, dilation)
     if any(o < 1 for o in out):
         effective = [d * (k - 1) + 1 for k, d in zip(kernel, dilation, strict=True)]
         raise ShapeError(
@@ -212,18 +209,7 @@ def _conv_transpose_checks(
                 f"{op}: padding_out {list(padding_out)} must be smaller than stride "
                 f"{list(stride)} or dilation {list(dilation)}"
             )
-    size = [
-        conv_transpose_output_size(i, k, s, p, po, d)
-        for i, k, s, p, po, d in zip(
-            x.dims()[2:],
-            kernel,
-            stride,
-            padding,
-            padding_out,
-            dilation,
-            strict=True,
-        )
-    ]
+    size = conv_transpose_output_sizes(x.dims()[2:], kernel, stride, padding, padding_out, dilation)
     if any(o < 1 for o in size):
         raise ShapeError(f"{op}: padding {list(padding)} leaves no output for input {x.dims()}")
     return w, _bias(op, x, bias, per_group * groups), opts
