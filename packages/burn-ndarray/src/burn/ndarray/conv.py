@@ -14,6 +14,7 @@ import itertools
 import math
 
 import numpy as np
+from burn.backend.ops.module import conv_output_sizes
 from numpy.lib.stride_tricks import as_strided
 
 
@@ -25,10 +26,7 @@ class _Grid:
         self.kernel = tuple(kernel)
         self.padding = tuple(padding)
         self.dilation = tuple(dilation)
-        self.out = tuple(
-            s + 2 * p - d * (k - 1)
-            for s, p, d, k in zip(spatial, padding, dilation, kernel, strict=True)
-        )
+        self.out = conv_output_sizes(spatial, kernel, (1,) * len(kernel), padding, dilation)
         self.size = tuple(
             o + d * (k - 1) for o, d, k in zip(self.out, dilation, kernel, strict=True)
         )

@@ -28,8 +28,9 @@ from burn.backend.ops.module import (
     _dims,
     adaptive_taps,
     avg_pool_counts,
-    conv_output_size,
-    conv_transpose_output_size,
+    conv_output_sizes,
+    conv_transpose_input_sizes,
+    conv_transpose_output_sizes,
     interpolate_taps,
     max_pool_positions,
     pool_dims,
@@ -184,12 +185,9 @@ class NdArrayModuleOps:
     # ------------------------------------------------------------------ convolution
     def _nd_conv(self, x, weight, bias, options):
         kernel = weight.shape[2:]
-        out = [
-            conv_output_size(n, k, s, p, d)
-            for n, k, s, p, d in zip(
-                x.shape[2:], kernel, options.stride, options.padding, options.dilation, strict=True
-            )
-        ]
+        out = conv_output_sizes(
+            x.shape[2:], kernel, options.stride, options.padding, options.dilation
+        )
         y = _conv(
             _work(x),
             _work(weight),
@@ -237,18 +235,14 @@ class NdArrayModuleOps:
     def _nd_conv_transpose(self, x, weight, bias, options):
         c, og, *kernel = weight.shape
         groups = options.groups
-        size = [
-            conv_transpose_output_size(n, k, s, p, po, d)
-            for n, k, s, p, po, d in zip(
-                x.shape[2:],
-                kernel,
-                options.stride,
-                options.padding,
-                options.padding_out,
-                options.dilation,
-                strict=True,
-            )
-        ]
+        size = conv_transpose_output_sizes(
+            x.shape[2:],
+            kernel,
+            options.stride,
+            options.padding,
+            options.padding_out,
+            options.dilation,
+        )
         # A transposed convolution is the input gradient of the convolution it transposes.
         shape = (x.shape[0], groups * og, *size)
         xw, w = _work(x), _work(weight)
@@ -262,18 +256,14 @@ class NdArrayModuleOps:
 
     def _nd_conv_transpose_x_backward(self, weight, output_grad, options):
         kernel = weight.shape[2:]
-        spatial = [
-            (n + 2 * p - po - d * (k - 1) - 1) // s + 1
-            for n, k, s, p, po, d in zip(
-                output_grad.shape[2:],
-                kernel,
-                options.stride,
-                options.padding,
-                options.padding_out,
-                options.dilation,
-                strict=True,
-            )
-        ]
+        spatial = conv_transpose_input_sizes(
+            output_grad.shape[2:],
+            kernel,
+            options.stride,
+            options.padding,
+            options.padding_out,
+            options.dilation,
+        )
         y = _conv(
             _work(output_grad),
             _work(weight),
@@ -303,10 +293,7 @@ class NdArrayModuleOps:
     # ------------------------------------------------------------------ pooling
     def _nd_avg_pool(self, x, kernel, stride, padding, count_include_pad):
         nd = len(kernel)
-        out = [
-            conv_output_size(n, k, s, p, 1)
-            for n, k, s, p in zip(x.shape[2:], kernel, stride, padding, strict=True)
-        ]
+        out = conv_output_sizes(x.shape[2:], kernel, stride, padding, (1,) * len(kernel))
         total = None
         for tap in _taps(_work(x), kernel, stride, (1,) * nd, padding, out, 0.0):
             total = tap.copy() if total is None else np.add(total, tap, out=total)
@@ -329,10 +316,7 @@ class NdArrayModuleOps:
 
     def _nd_max_pool_with_indices(self, x, kernel, stride, padding, dilation):
         spatial = x.shape[2:]
-        out = [
-            conv_output_size(size, k, s, p, d)
-            for size, k, s, p, d in zip(spatial, kernel, stride, padding, dilation, strict=True)
-        ]
+        out = conv_output_sizes(spatial, kernel, stride, padding, dilation)
         positions = max_pool_positions(spatial, kernel, stride, padding, dilation, out)
         best = index = None
         for where, tap in zip(
@@ -404,12 +388,7 @@ class NdArrayModuleOps:
         """Sliding blocks of `[N, C, H, W]` as columns `[N, C * KH * KW, blocks]`."""
         n, c, *spatial = x.shape
         kernel = tuple(kernel_size)
-        out = [
-            conv_output_size(size, k, s, p, d)
-            for size, k, s, p, d in zip(
-                spatial, kernel, options.stride, options.padding, options.dilation, strict=True
-            )
-        ]
+        out = conv_output_sizes(spatial, kernel, options.stride, options.padding, options.dilation)
         win = _windows(x, kernel, options.stride, options.dilation, options.padding, out)
         return win.transpose(0, 1, 4, 5, 2, 3).reshape(n, c * math.prod(kernel), math.prod(out))
 

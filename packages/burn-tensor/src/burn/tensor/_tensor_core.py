@@ -27,6 +27,21 @@ class TensorCore(Protocol):
     kind: type[Kind]
     # Set on the classes made by `Tensor[B, rank, kind]`.
     _backend: Backend | None
+    _rank: int | None
+    _kind: type[Kind] | None
+
+    # Class-level internals of `Tensor` that the creation classmethods use.
+    @classmethod
+    def _resolve(cls, device: Any, backend: Backend | None = None) -> tuple[Backend, Any]: ...
+
+    @classmethod
+    def _check_rank(cls, rank: int, op: str) -> None: ...
+
+    @classmethod
+    def _creation_dtype(cls, backend: Backend, kind: type[Kind], dtype: object) -> DType: ...
+
+    @classmethod
+    def _make(cls, backend: Backend, primitive: Any, kind: type[Kind]) -> Tensor: ...
 
     def _new(self, primitive: Any, kind: type[Kind] | None = None) -> Tensor:
         """A tensor of this backend holding `primitive` (this kind unless `kind` is given)."""
@@ -83,6 +98,12 @@ class TensorCore(Protocol):
     def abs(self) -> Tensor: ...
 
     def movedim(self, src: Any, dst: Any) -> Tensor: ...
+
+    def unsqueeze_dim(self, dim: int) -> Tensor: ...
+
+    def min(self) -> Tensor: ...
+
+    def max(self) -> Tensor: ...
 
     def __sub__(self, other: Tensor | Scalar) -> Tensor: ...
 

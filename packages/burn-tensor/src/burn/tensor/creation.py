@@ -4,6 +4,10 @@ Every creation goes through the backend's named creation ops (`float_from_data`,
 `float_zeros`, `float_full`, `float_random`, `int_arange_step`, `bool_tri_mask`...), inside
 `allocation_error`, which turns an allocation that cannot fit into an `AllocationError` naming the
 op and the shape.
+
+`Tensor[B, rank, kind]` is spelled `Tensor.__class_getitem__((B, rank, kind))` in this module:
+the same call, written so that a type checker, which cannot read a subscripted non-generic
+class, sees the `type[Tensor]` it returns.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from burn.tensor.errors import (
     RankError,
     ShapeError,
 )
-from burn.tensor.kind import Bool, Float, Int, kind_of_dtype
+from burn.tensor.kind import Bool, Float, Int, Kind, kind_of_dtype
 from burn.tensor.shape import Shape
 
 if TYPE_CHECKING:
@@ -39,10 +43,10 @@ class Creation(_Core):
 
     # ================================================================== creation
     @classmethod
-    def from_data(cls, data, device=None, dtype=None) -> Tensor:
+    def from_data(cls, data: Any, device: Any = None, dtype: Any = None) -> Tensor:
         """A tensor holding `data` (nested lists, numpy array, `TensorData`) on `device`.
 
-        The kind is the pinned one (`_t.Tensor[B, 2, Int]`), else inferred from the values; the
+        The kind is the pinned one (`Tensor[B, 2, Int]`), else inferred from the values; the
         dtype is `dtype`, else the backend's default for the kind (f32 for floats, as in Burn).
         """
         if isinstance(data, _t.Tensor):
@@ -62,19 +66,23 @@ class Creation(_Core):
         return cls._make(backend, create(data, device), kind)
 
     @classmethod
-    def from_floats(cls, values, device=None) -> Tensor:
-        return _t.Tensor[cls._backend, cls._rank, Float].from_data(values, device)
+    def from_floats(cls, values: Any, device: Any = None) -> Tensor:
+        return _t.Tensor.__class_getitem__((cls._backend, cls._rank, Float)).from_data(
+            values, device
+        )
 
     @classmethod
-    def from_ints(cls, values, device=None) -> Tensor:
-        return _t.Tensor[cls._backend, cls._rank, Int].from_data(values, device)
+    def from_ints(cls, values: Any, device: Any = None) -> Tensor:
+        return _t.Tensor.__class_getitem__((cls._backend, cls._rank, Int)).from_data(values, device)
 
     @classmethod
-    def from_bool(cls, values, device=None) -> Tensor:
-        return _t.Tensor[cls._backend, cls._rank, Bool].from_data(values, device)
+    def from_bool(cls, values: Any, device: Any = None) -> Tensor:
+        return _t.Tensor.__class_getitem__((cls._backend, cls._rank, Bool)).from_data(
+            values, device
+        )
 
     @classmethod
-    def _filled(cls, op, shape, value, device, dtype) -> Tensor:
+    def _filled(cls, op: str, shape: Any, value: Any, device: Any, dtype: Any) -> Tensor:
         shape = tuple(Shape(shape))
         if any(d < 0 for d in shape):
             raise ShapeError(f"{op}: negative dimension in {list(shape)}")
@@ -86,24 +94,28 @@ class Creation(_Core):
         return cls._make(backend, primitive, kind)
 
     @classmethod
-    def empty(cls, shape, device=None, dtype=None) -> Tensor:
+    def empty(cls, shape: Any, device: Any = None, dtype: Any = None) -> Tensor:
         return cls._filled("empty", shape, 0, device, dtype)
 
     @classmethod
-    def zeros(cls, shape, device=None, dtype=None) -> Tensor:
+    def zeros(cls, shape: Any, device: Any = None, dtype: Any = None) -> Tensor:
         return cls._filled("zeros", shape, 0, device, dtype)
 
     @classmethod
-    def ones(cls, shape, device=None, dtype=None) -> Tensor:
+    def ones(cls, shape: Any, device: Any = None, dtype: Any = None) -> Tensor:
         return cls._filled("ones", shape, 1, device, dtype)
 
     @classmethod
-    def full(cls, shape, value, device=None, dtype=None) -> Tensor:
+    def full(cls, shape: Any, value: Any, device: Any = None, dtype: Any = None) -> Tensor:
         return cls._filled("full", shape, value, device, dtype)
 
     @classmethod
     def random(
-        cls, shape, distribution: Distribution = Distribution.Default, device=None, dtype=None
+        cls,
+        shape: Any,
+        distribution: Distribution = Distribution.Default,
+        device: Any = None,
+        dtype: Any = None,
     ) -> Tensor:
         """Random values from `distribution` (Float, or Int with integer-valued draws)."""
         shape = tuple(Shape(shape))
@@ -121,16 +133,21 @@ class Creation(_Core):
         return cls._make(backend, primitive, kind)
 
     @classmethod
-    def arange(cls, start, end=None, device=None, dtype=None) -> Tensor:
+    def arange(
+        cls, start: int | range, end: Any = None, device: Any = None, dtype: Any = None
+    ) -> Tensor:
         """Int tensor [start, end); `arange(range(0, 5), device)` also works."""
         if isinstance(start, range):
-            start, end, step, device = start.start, start.stop, start.step, end
+            span = start
+            start, end, step, device = span.start, span.stop, span.step, end
         else:
             step = 1
         return cls.arange_step(start, end, step, device, dtype)
 
     @classmethod
-    def arange_step(cls, start: int, end: int, step: int, device=None, dtype=None) -> Tensor:
+    def arange_step(
+        cls, start: int, end: int, step: int, device: Any = None, dtype: Any = None
+    ) -> Tensor:
         if step == 0:
             raise ShapeError("arange_step: step must not be 0")
         cls._check_rank(1, "arange")
@@ -141,34 +158,34 @@ class Creation(_Core):
         return cls._make(backend, backend.int_arange_step(start, end, step, device, dtype), Int)
 
     @classmethod
-    def eye(cls, size: int, device=None, dtype=None) -> Tensor:
+    def eye(cls, size: int, device: Any = None, dtype: Any = None) -> Tensor:
         """The identity matrix of `size` (Float unless pinned to Int)."""
         cls._check_rank(2, "eye")
         if size < 0:
             raise ShapeError(f"eye: size must be >= 0, got {size}")
         kind = cls._kind or Float
         values = np.eye(size, dtype=np.int64 if kind is Int else np.float32)
-        return _t.Tensor[cls._backend, 2, kind].from_data(values, device, dtype)
+        return _t.Tensor.__class_getitem__((cls._backend, 2, kind)).from_data(values, device, dtype)
 
     @classmethod
-    def tril_mask(cls, shape, offset: int = 0, device=None) -> Tensor:
+    def tril_mask(cls, shape: Any, offset: int = 0, device: Any = None) -> Tensor:
         """Bool mask that is True above the `offset` diagonal (the part `tril` zeroes)."""
         return cls._tri_mask(shape, offset, False, device)
 
     @classmethod
-    def triu_mask(cls, shape, offset: int = 0, device=None) -> Tensor:
+    def triu_mask(cls, shape: Any, offset: int = 0, device: Any = None) -> Tensor:
         """Bool mask that is True below the `offset` diagonal (the part `triu` zeroes)."""
         return cls._tri_mask(shape, offset, True, device)
 
     @classmethod
-    def diag_mask(cls, shape, offset: int = 0, device=None) -> Tensor:
+    def diag_mask(cls, shape: Any, offset: int = 0, device: Any = None) -> Tensor:
         """Bool mask that is False on the `offset` diagonal and True elsewhere."""
         upper = cls._tri_mask(shape, offset, True, device)
         lower = cls._tri_mask(shape, offset, False, device)
         return upper.bool_or(lower)
 
     @classmethod
-    def _tri_mask(cls, shape, offset, upper, device) -> Tensor:
+    def _tri_mask(cls, shape: Any, offset: int, upper: bool, device: Any) -> Tensor:
         shape = tuple(Shape(shape))
         if len(shape) < 2:
             raise RankError(f"tri/diag mask: needs at least 2 dims, got {list(shape)}")
@@ -208,7 +225,7 @@ class Creation(_Core):
         return _t.Tensor.cat([t.unsqueeze_dim(dim) for t in tensors], dim)
 
     # ================================================================== likes
-    def _filled_as(self, op: str, shape, value) -> Tensor:
+    def _filled_as(self, op: str, shape: Any, value: Any) -> Tensor:
         """A tensor of this one's backend, kind, dtype and device, of `shape`, filled."""
         return self._new(
             filled_primitive(
@@ -222,7 +239,7 @@ class Creation(_Core):
     def ones_like(self) -> Tensor:
         return self.full_like(1)
 
-    def full_like(self, value) -> Tensor:
+    def full_like(self, value: Any) -> Tensor:
         return self._filled_as("full", self.shape_tuple(), value)
 
     def empty_like(self) -> Tensor:
@@ -235,7 +252,7 @@ class Creation(_Core):
         )
 
     @classmethod
-    def cartesian_grid(cls, shape, device=None) -> Tensor:
+    def cartesian_grid(cls, shape: Any, device: Any = None) -> Tensor:
         """Int tensor `[*shape, len(shape)]` holding each position's coordinates."""
         shape = tuple(Shape(shape))
         if not shape:
@@ -247,7 +264,12 @@ class Creation(_Core):
         for d, n in enumerate(shape):
             view = [1] * rank
             view[d] = n
-            axis = _t.Tensor[backend, 1, Int].arange(0, n, device).reshape(view).expand(list(shape))
+            axis = (
+                _t.Tensor.__class_getitem__((backend, 1, Int))
+                .arange(0, n, device)
+                .reshape(view)
+                .expand(list(shape))
+            )
             axes.append(axis)
         return _t.Tensor.stack(axes, rank)
 
@@ -274,7 +296,9 @@ def allocation_error(op: str, shape: Any, dtype: DType, error: Exception) -> Exc
 _ALLOCATION_ERRORS = (MemoryError, OverflowError, ValueError)
 
 
-def filled_primitive(backend, kind, op: str, shape, value, device, dtype):
+def filled_primitive(
+    backend: Any, kind: type[Kind], op: str, shape: Any, value: Any, device: Any, dtype: Any
+) -> Any:
     """A primitive of `shape` filled with `value` through the kind's named creation op."""
     try:
         if kind is Float:

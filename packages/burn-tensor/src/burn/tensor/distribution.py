@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 
 class Distribution:
     """Where random values come from. `Distribution.Default` is uniform on [0, 1)."""
+
+    if TYPE_CHECKING:
+        # Set after the subclasses below, as Burn spells them; declared for type checkers.
+        Uniform: ClassVar[type[Uniform]]
+        Normal: ClassVar[type[Normal]]
+        Bernoulli: ClassVar[type[Bernoulli]]
+        Default: ClassVar[Distribution]
 
     def sample(self, rng: np.random.Generator, shape: Any) -> np.ndarray:
         """Draw float64 samples on the host; backends may draw on their device instead."""
@@ -58,7 +65,7 @@ class _Default(Distribution):
 
 
 # Burn's spelling: `Distribution.Uniform(lo, hi)`, `Distribution.Default`.
-Distribution.Uniform = Uniform  # type: ignore[attr-defined]
-Distribution.Normal = Normal  # type: ignore[attr-defined]
-Distribution.Bernoulli = Bernoulli  # type: ignore[attr-defined]
-Distribution.Default = _Default()  # type: ignore[attr-defined]
+Distribution.Uniform = Uniform
+Distribution.Normal = Normal
+Distribution.Bernoulli = Bernoulli
+Distribution.Default = _Default()

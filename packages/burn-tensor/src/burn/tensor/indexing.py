@@ -2,11 +2,15 @@
 
 Index values are range-checked up front on backends whose data lives in host memory
 (`Backend.host_memory`), so a bad index is an `OutOfRangeError` naming the op.
+
+`Tensor[B, rank, kind]` is spelled `Tensor.__class_getitem__((B, rank, kind))` in this module:
+the same call, written so that a type checker, which cannot read a subscripted non-generic
+class, sees the `type[Tensor]` it returns.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from burn.tensor import tensor as _t
@@ -32,7 +36,7 @@ class Indexing(_Core):
     __slots__ = ()
 
     # ================================================================== indexing
-    def _indices(self, indices, op: str):
+    def _indices(self, indices: object, op: str) -> Any:
         if not isinstance(indices, _t.Tensor) or indices.kind is not Int:
             raise KindError(f"{op}: indices must be an Int tensor")
         return self._peer(indices, op, Int)
@@ -105,7 +109,7 @@ class Indexing(_Core):
         _broadcast("mask_where", shape, value.shape_tuple())
         return self._new(self._op("mask_where")(self.primitive, m, v))
 
-    def mask_fill(self, mask: Tensor, value) -> Tensor:
+    def mask_fill(self, mask: Tensor, value: Any) -> Tensor:
         """`value` where `mask` is True, else `self`."""
         m = self._peer(mask, "mask_fill", Bool)
         _broadcast("mask_fill", self.shape_tuple(), mask.shape_tuple())
@@ -121,7 +125,9 @@ class Indexing(_Core):
         """Add a last dim of size `num_classes` with 1 at each element's class, 0 elsewhere."""
         return self.one_hot_fill(num_classes, 1, 0, -1)
 
-    def one_hot_fill(self, num_classes: int, on_value=1, off_value=0, axis: int = -1) -> Tensor:
+    def one_hot_fill(
+        self, num_classes: int, on_value: Any = 1, off_value: Any = 0, axis: int = -1
+    ) -> Tensor:
         self._numeric("one_hot")
         idx = self if self.kind is Int else self.int()
         if idx.num_elements() and (
@@ -130,7 +136,9 @@ class Indexing(_Core):
             raise OutOfRangeError(f"one_hot: class indices must be in 0..{num_classes}")
         rank = self.rank() + 1
         axis = self._dim(axis, "one_hot", rank)
-        classes = _t.Tensor[self.backend, 1, Int].arange(0, num_classes, self.device())
+        classes = _t.Tensor.__class_getitem__((self.backend, 1, Int)).arange(
+            0, num_classes, self.device()
+        )
         view = [1] * rank
         view[axis] = num_classes
         hot = idx.unsqueeze_dim(axis).equal(classes.reshape(view))
@@ -140,25 +148,32 @@ class Indexing(_Core):
 
     def tril(self, diagonal: int = 0) -> Tensor:
         """Keep the lower triangle (j - i <= diagonal) of the last two dims, zero elsewhere."""
-        mask = _t.Tensor[self.backend]._tri_mask(self.dims(), diagonal, False, self.device())
+        mask = _t.Tensor.__class_getitem__(self.backend)._tri_mask(
+            self.dims(), diagonal, False, self.device()
+        )
         return self.mask_fill(mask, 0 if self.kind is not Bool else False)
 
     def triu(self, diagonal: int = 0) -> Tensor:
         """Keep the upper triangle (j - i >= diagonal) of the last two dims."""
-        mask = _t.Tensor[self.backend]._tri_mask(self.dims(), diagonal, True, self.device())
+        mask = _t.Tensor.__class_getitem__(self.backend)._tri_mask(
+            self.dims(), diagonal, True, self.device()
+        )
         return self.mask_fill(mask, 0 if self.kind is not Bool else False)
 
     def argwhere(self) -> Tensor:
         """Int tensor [n, rank] of the coordinates of True (non-zero) elements."""
         coords = np.argwhere(self.to_data().array)
-        return _t.Tensor[self.backend, 2, Int].from_data(
+        return _t.Tensor.__class_getitem__((self.backend, 2, Int)).from_data(
             coords.reshape(-1, self.rank()), self.device()
         )
 
     def nonzero(self) -> list[Tensor]:
         """One 1-D Int tensor of coordinates per dim, for the True (non-zero) elements."""
         found = np.nonzero(self.to_data().array)
-        return [_t.Tensor[self.backend, 1, Int].from_data(c, self.device()) for c in found]
+        return [
+            _t.Tensor.__class_getitem__((self.backend, 1, Int)).from_data(c, self.device())
+            for c in found
+        ]
 
     async def argwhere_async(self) -> Tensor:
         return self.argwhere()

@@ -25,6 +25,9 @@ assert y.dims() == [2, 4, 4, 4]
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 from burn.backend.ops.module import (
     ConvOptions,
@@ -32,12 +35,16 @@ from burn.backend.ops.module import (
     InterpolateMode,
     InterpolateOptions,
     UnfoldOptions,
-    conv_output_size,
-    conv_transpose_output_size,
+    conv_output_sizes,
+    conv_transpose_output_sizes,
 )
 from burn.tensor.errors import KindError, OutOfRangeError, RankError, ShapeError
-from burn.tensor.kind import Float, Int
+from burn.tensor.kind import Float, Int, Kind
 from burn.tensor.tensor import Tensor
+
+# A per-dim argument: an int for every spatial dim, or one int per spatial dim.
+PerDim = int | Sequence[int]
+Dims = tuple[int, ...]
 
 __all__ = [
     "ConvOptions",
@@ -68,7 +75,7 @@ __all__ = [
 # ====================================================================== checks
 
 
-def _float(t, op: str, role: str = "input") -> None:
+def _float(t: object, op: str, role: str = "input") -> None:
     if not isinstance(t, Tensor):
         raise KindError(f"{op}: {role} must be a Tensor, got {type(t).__name__}")
     if t.kind is not Float:
@@ -80,7 +87,7 @@ def _rank(t: Tensor, rank: int, op: str, role: str, layout: str) -> None:
         raise RankError(f"{op}: {role} must have rank {rank} ({layout}), got shape {t.dims()}")
 
 
-def _tuple(value, n: int, op: str, name: str, minimum: int) -> tuple[int, ...]:
+def _tuple(value: Any, n: int, op: str, name: str, minimum: int) -> tuple[int, ...]:
     """A per-dim argument as an n-tuple, each entry at least `minimum`."""
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         out = (int(value),) * n
@@ -98,13 +105,17 @@ def _tuple(value, n: int, op: str, name: str, minimum: int) -> tuple[int, ...]:
     return out
 
 
-def _output_sizes(op, x: Tensor, kernel, stride, padding, dilation) -> list[int]:
+def _output_sizes(
+    op: str,
+    x: Tensor,
+    kernel: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+) -> tuple[int, ...]:
     """Output spatial sizes, or a ShapeError when the kernel does not fit the padded input."""
     spatial = x.dims()[2:]
-    out = [
-        conv_output_size(n, k, s, p, d)
-        for n, k, s, p, d in zip(spatial, kernel, stride, padding, dilation, strict=True)
-    ]
+    out = conv_output_sizes(spatial, kernel, stride, padding, dilation)
     if any(o < 1 for o in out):
         effective = [d * (k - 1) + 1 for k, d in zip(kernel, dilation, strict=True)]
         raise ShapeError(
@@ -114,7 +125,7 @@ def _output_sizes(op, x: Tensor, kernel, stride, padding, dilation) -> list[int]
     return out
 
 
-def _bias(op: str, x: Tensor, bias, channels: int):
+def _bias(op: str, x: Tensor, bias: Tensor | None, channels: int) -> Any:
     if bias is None:
         return None
     _float(bias, op, "bias")
@@ -126,7 +137,9 @@ def _bias(op: str, x: Tensor, bias, channels: int):
     return bias.primitive
 
 
-def _conv_checks(op: str, n: int, x: Tensor, weight: Tensor, bias, options) -> tuple:
+def _conv_checks(
+    op: str, n: int, x: Tensor, weight: Tensor, bias: Tensor | None, options: ConvOptions | None
+) -> tuple[Any, Any, ConvOptions]:
     layout = ("NCL", "NCHW", "NCDHW")[n - 1]
     _float(x, op)
     _float(weight, op, "weight")
@@ -134,12 +147,10 @@ def _conv_checks(op: str, n: int, x: Tensor, weight: Tensor, bias, options) -> t
     _rank(weight, n + 2, op, "weight", "[out, in / groups, *kernel]")
     w = x._peer(weight, op)
     options = options or ConvOptions()
-    opts = ConvOptions(
-        _tuple(options.stride, n, op, "stride", 1),
-        _tuple(options.padding, n, op, "padding", 0),
-        _tuple(options.dilation, n, op, "dilation", 1),
-        int(options.groups),
-    )
+    stride = _tuple(options.stride, n, op, "stride", 1)
+    padding = _tuple(options.padding, n, op, "padding", 0)
+    dilation = _tuple(options.dilation, n, op, "dilation", 1)
+    opts = ConvOptions(stride, padding, dilation, int(options.groups))
     groups = opts.groups
     channels = x.dims()[1]
     out_channels, per_group, *kernel = weight.dims()
@@ -157,11 +168,18 @@ def _conv_checks(op: str, n: int, x: Tensor, weight: Tensor, bias, options) -> t
         )
     if any(k < 1 for k in kernel):
         raise ShapeError(f"{op}: kernel sizes must be >= 1, got weight {weight.dims()}")
-    _output_sizes(op, x, kernel, opts.stride, opts.padding, opts.dilation)
+    _output_sizes(op, x, kernel, stride, padding, dilation)
     return w, _bias(op, x, bias, out_channels), opts
 
 
-def _conv_transpose_checks(op: str, n: int, x: Tensor, weight: Tensor, bias, options) -> tuple:
+def _conv_transpose_checks(
+    op: str,
+    n: int,
+    x: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    options: ConvTransposeOptions | None,
+) -> tuple[Any, Any, ConvTransposeOptions]:
     layout = ("NCL", "NCHW", "NCDHW")[n - 1]
     _float(x, op)
     _float(weight, op, "weight")
@@ -169,13 +187,11 @@ def _conv_transpose_checks(op: str, n: int, x: Tensor, weight: Tensor, bias, opt
     _rank(weight, n + 2, op, "weight", "[in, out / groups, *kernel]")
     w = x._peer(weight, op)
     options = options or ConvTransposeOptions()
-    opts = ConvTransposeOptions(
-        _tuple(options.stride, n, op, "stride", 1),
-        _tuple(options.padding, n, op, "padding", 0),
-        _tuple(options.padding_out, n, op, "padding_out", 0),
-        _tuple(options.dilation, n, op, "dilation", 1),
-        int(options.groups),
-    )
+    stride = _tuple(options.stride, n, op, "stride", 1)
+    padding = _tuple(options.padding, n, op, "padding", 0)
+    padding_out = _tuple(options.padding_out, n, op, "padding_out", 0)
+    dilation = _tuple(options.dilation, n, op, "dilation", 1)
+    opts = ConvTransposeOptions(stride, padding, padding_out, dilation, int(options.groups))
     groups = opts.groups
     channels = x.dims()[1]
     in_channels, per_group, *kernel = weight.dims()
@@ -187,38 +203,33 @@ def _conv_transpose_checks(op: str, n: int, x: Tensor, weight: Tensor, bias, opt
         )
     if channels % groups:
         raise ShapeError(f"{op}: input channels {channels} must be divisible by groups {groups}")
-    for po, s, d in zip(opts.padding_out, opts.stride, opts.dilation, strict=True):
+    for po, s, d in zip(padding_out, stride, dilation, strict=True):
         if po >= max(s, d):
             raise ShapeError(
-                f"{op}: padding_out {list(opts.padding_out)} must be smaller than stride "
-                f"{list(opts.stride)} or dilation {list(opts.dilation)}"
+                f"{op}: padding_out {list(padding_out)} must be smaller than stride "
+                f"{list(stride)} or dilation {list(dilation)}"
             )
-    size = [
-        conv_transpose_output_size(i, k, s, p, po, d)
-        for i, k, s, p, po, d in zip(
-            x.dims()[2:],
-            kernel,
-            opts.stride,
-            opts.padding,
-            opts.padding_out,
-            opts.dilation,
-            strict=True,
-        )
-    ]
+    size = conv_transpose_output_sizes(x.dims()[2:], kernel, stride, padding, padding_out, dilation)
     if any(o < 1 for o in size):
-        raise ShapeError(
-            f"{op}: padding {list(opts.padding)} leaves no output for input {x.dims()}"
-        )
+        raise ShapeError(f"{op}: padding {list(padding)} leaves no output for input {x.dims()}")
     return w, _bias(op, x, bias, per_group * groups), opts
 
 
-def _pool_checks(op: str, n: int, x: Tensor, kernel_size, stride, padding, dilation=1) -> tuple:
+def _pool_checks(
+    op: str,
+    n: int,
+    x: Tensor,
+    kernel_size: PerDim,
+    stride_arg: PerDim | None,
+    padding_arg: PerDim,
+    dilation_arg: PerDim = 1,
+) -> tuple[Dims, Dims, Dims, Dims]:
     _float(x, op)
     _rank(x, n + 2, op, "input", ("NCL", "NCHW")[n - 1])
     kernel = _tuple(kernel_size, n, op, "kernel_size", 1)
-    stride = kernel if stride is None else _tuple(stride, n, op, "stride", 1)
-    padding = _tuple(padding, n, op, "padding", 0)
-    dilation = _tuple(dilation, n, op, "dilation", 1)
+    stride = kernel if stride_arg is None else _tuple(stride_arg, n, op, "stride", 1)
+    padding = _tuple(padding_arg, n, op, "padding", 0)
+    dilation = _tuple(dilation_arg, n, op, "dilation", 1)
     if any(2 * p > k for p, k in zip(padding, kernel, strict=True)):
         raise ShapeError(
             f"{op}: padding {list(padding)} must be at most half the kernel size {list(kernel)}"
@@ -227,7 +238,7 @@ def _pool_checks(op: str, n: int, x: Tensor, kernel_size, stride, padding, dilat
     return kernel, stride, padding, dilation
 
 
-def _wrap(x: Tensor, primitive, kind=Float) -> Tensor:
+def _wrap(x: Tensor, primitive: Any, kind: type[Kind] = Float) -> Tensor:
     return x._new(primitive, kind)
 
 
@@ -298,7 +309,11 @@ def conv_transpose3d(
 
 
 def avg_pool1d(
-    x: Tensor, kernel_size, stride=None, padding=0, count_include_pad: bool = True
+    x: Tensor,
+    kernel_size: PerDim,
+    stride: PerDim | None = None,
+    padding: PerDim = 0,
+    count_include_pad: bool = True,
 ) -> Tensor:
     """Mean over windows of `[N, C, L]`; `count_include_pad` divides by the full kernel size."""
     k, s, p, _ = _pool_checks("avg_pool1d", 1, x, kernel_size, stride, padding)
@@ -306,27 +321,47 @@ def avg_pool1d(
 
 
 def avg_pool2d(
-    x: Tensor, kernel_size, stride=None, padding=0, count_include_pad: bool = True
+    x: Tensor,
+    kernel_size: PerDim,
+    stride: PerDim | None = None,
+    padding: PerDim = 0,
+    count_include_pad: bool = True,
 ) -> Tensor:
     """Mean over windows of `[N, C, H, W]`; `count_include_pad` divides by the full kernel size."""
     k, s, p, _ = _pool_checks("avg_pool2d", 2, x, kernel_size, stride, padding)
     return _wrap(x, x.backend.avg_pool2d(x.primitive, k, s, p, bool(count_include_pad)))
 
 
-def max_pool1d(x: Tensor, kernel_size, stride=None, padding=0, dilation=1) -> Tensor:
+def max_pool1d(
+    x: Tensor,
+    kernel_size: PerDim,
+    stride: PerDim | None = None,
+    padding: PerDim = 0,
+    dilation: PerDim = 1,
+) -> Tensor:
     """Max over windows of `[N, C, L]`; padding never wins."""
     k, s, p, d = _pool_checks("max_pool1d", 1, x, kernel_size, stride, padding, dilation)
     return _wrap(x, x.backend.max_pool1d(x.primitive, k[0], s[0], p[0], d[0]))
 
 
-def max_pool2d(x: Tensor, kernel_size, stride=None, padding=0, dilation=1) -> Tensor:
+def max_pool2d(
+    x: Tensor,
+    kernel_size: PerDim,
+    stride: PerDim | None = None,
+    padding: PerDim = 0,
+    dilation: PerDim = 1,
+) -> Tensor:
     """Max over windows of `[N, C, H, W]`; padding never wins."""
     k, s, p, d = _pool_checks("max_pool2d", 2, x, kernel_size, stride, padding, dilation)
     return _wrap(x, x.backend.max_pool2d(x.primitive, k, s, p, d))
 
 
 def max_pool1d_with_indices(
-    x: Tensor, kernel_size, stride=None, padding=0, dilation=1
+    x: Tensor,
+    kernel_size: PerDim,
+    stride: PerDim | None = None,
+    padding: PerDim = 0,
+    dilation: PerDim = 1,
 ) -> tuple[Tensor, Tensor]:
     """(max over windows of `[N, C, L]`, Int position of each max within its channel)."""
     k, s, p, d = _pool_checks(
@@ -337,7 +372,11 @@ def max_pool1d_with_indices(
 
 
 def max_pool2d_with_indices(
-    x: Tensor, kernel_size, stride=None, padding=0, dilation=1
+    x: Tensor,
+    kernel_size: PerDim,
+    stride: PerDim | None = None,
+    padding: PerDim = 0,
+    dilation: PerDim = 1,
 ) -> tuple[Tensor, Tensor]:
     """(max over windows of `[N, C, H, W]`, Int flat position `h * W + w` of each max)."""
     k, s, p, d = _pool_checks(
@@ -347,7 +386,7 @@ def max_pool2d_with_indices(
     return _wrap(x, out), _wrap(x, idx, Int)
 
 
-def _adaptive_checks(op: str, n: int, x: Tensor, output_size) -> tuple[int, ...]:
+def _adaptive_checks(op: str, n: int, x: Tensor, output_size: PerDim) -> tuple[int, ...]:
     _float(x, op)
     _rank(x, n + 2, op, "input", ("NCL", "NCHW")[n - 1])
     return _tuple(output_size, n, op, "output_size", 1)
@@ -359,7 +398,7 @@ def adaptive_avg_pool1d(x: Tensor, output_size: int) -> Tensor:
     return _wrap(x, x.backend.adaptive_avg_pool1d(x.primitive, size[0]))
 
 
-def adaptive_avg_pool2d(x: Tensor, output_size) -> Tensor:
+def adaptive_avg_pool2d(x: Tensor, output_size: PerDim) -> Tensor:
     """`[N, C, H, W]` averaged over adaptive windows to `[N, C, *output_size]`."""
     size = _adaptive_checks("adaptive_avg_pool2d", 2, x, output_size)
     return _wrap(x, x.backend.adaptive_avg_pool2d(x.primitive, size))
@@ -369,7 +408,9 @@ def adaptive_avg_pool2d(x: Tensor, output_size) -> Tensor:
 
 
 def interpolate(
-    x: Tensor, output_size, options: InterpolateOptions | InterpolateMode | str | None = None
+    x: Tensor,
+    output_size: PerDim,
+    options: InterpolateOptions | InterpolateMode | str | None = None,
 ) -> Tensor:
     """`[N, C, H, W]` resampled to `[N, C, *output_size]`.
 
@@ -384,7 +425,8 @@ def interpolate(
         options = InterpolateOptions()
     elif not isinstance(options, InterpolateOptions):
         try:
-            options = InterpolateOptions(options)
+            # A mode name; InterpolateOptions parses it (and raises ValueError if unknown).
+            options = InterpolateOptions(options)  # type: ignore[arg-type]
         except ValueError:
             raise ShapeError(
                 f"{op}: unknown mode {options!r} (nearest, bilinear or bicubic)"
@@ -418,7 +460,7 @@ def embedding(weights: Tensor, indices: Tensor) -> Tensor:
     return _wrap(weights, weights.backend.embedding(weights.primitive, idx))
 
 
-def unfold4d(x: Tensor, kernel_size, options: UnfoldOptions | None = None) -> Tensor:
+def unfold4d(x: Tensor, kernel_size: PerDim, options: UnfoldOptions | None = None) -> Tensor:
     """Sliding blocks of `[N, C, H, W]` as columns `[N, C * KH * KW, blocks]` (im2col).
 
     Rows are ordered channel first, then kernel row, then kernel column (PyTorch's `unfold`).
@@ -428,10 +470,9 @@ def unfold4d(x: Tensor, kernel_size, options: UnfoldOptions | None = None) -> Te
     _rank(x, 4, op, "input", "NCHW")
     kernel = _tuple(kernel_size, 2, op, "kernel_size", 1)
     options = options or UnfoldOptions()
-    opts = UnfoldOptions(
-        _tuple(options.stride, 2, op, "stride", 1),
-        _tuple(options.padding, 2, op, "padding", 0),
-        _tuple(options.dilation, 2, op, "dilation", 1),
-    )
-    _output_sizes(op, x, kernel, opts.stride, opts.padding, opts.dilation)
+    stride = _tuple(options.stride, 2, op, "stride", 1)
+    padding = _tuple(options.padding, 2, op, "padding", 0)
+    dilation = _tuple(options.dilation, 2, op, "dilation", 1)
+    opts = UnfoldOptions(stride, padding, dilation)
+    _output_sizes(op, x, kernel, stride, padding, dilation)
     return _wrap(x, x.backend.unfold4d(x.primitive, kernel, opts))

@@ -15,6 +15,7 @@ from burn.backend.ops.shared import Primitive
 
 if TYPE_CHECKING:
     from burn.backend.ops.primitive import PrimitiveOps as _Core
+    from burn.tensor.distribution import Distribution
 else:
     _Core = object
 from burn.tensor.dtype import DType
@@ -22,6 +23,12 @@ from burn.tensor.dtype import DType
 
 class FloatTensorOps(_Core):
     """Burn's FloatTensorOps: `float_add`, `float_exp`, `float_sum_dim`, `float_matmul`..."""
+
+    if TYPE_CHECKING:
+        # Installed from `numeric.py` below; declared here for type checkers.
+        def float_random(
+            self, shape: tuple[int, ...], distribution: Distribution, device: Any, dtype: DType
+        ) -> Primitive: ...
 
     def float_exp(self, tensor: Primitive) -> Primitive:
         """Elementwise e**x."""

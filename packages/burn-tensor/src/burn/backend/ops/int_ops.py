@@ -14,6 +14,7 @@ from burn.backend.ops.shared import Primitive
 
 if TYPE_CHECKING:
     from burn.backend.ops.primitive import PrimitiveOps as _Core
+    from burn.tensor.distribution import Distribution
 else:
     _Core = object
 from burn.tensor.dtype import DType
@@ -21,6 +22,12 @@ from burn.tensor.dtype import DType
 
 class IntTensorOps(_Core):
     """Burn's IntTensorOps: `int_add`, `int_arange`, `int_argmax`, `int_into_float`..."""
+
+    if TYPE_CHECKING:
+        # Installed from `numeric.py` below; declared here for type checkers.
+        def int_random(
+            self, shape: tuple[int, ...], distribution: Distribution, device: Any, dtype: DType
+        ) -> Primitive: ...
 
     def int_arange_step(
         self, start: int, end: int, step: int, device: Any, dtype: DType

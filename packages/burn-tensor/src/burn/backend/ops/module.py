@@ -28,7 +28,10 @@ from burn.backend.ops.module_geometry import (
     adaptive_taps,
     avg_pool_counts,
     conv_output_size,
+    conv_output_sizes,
+    conv_transpose_input_sizes,
     conv_transpose_output_size,
+    conv_transpose_output_sizes,
     interpolate_taps,
     max_pool_positions,
     taps_matrix,
@@ -53,7 +56,10 @@ __all__ = [
     "adaptive_taps",
     "avg_pool_counts",
     "conv_output_size",
+    "conv_output_sizes",
+    "conv_transpose_input_sizes",
     "conv_transpose_output_size",
+    "conv_transpose_output_sizes",
     "interpolate_taps",
     "max_pool_positions",
     "pool_dims",
@@ -370,12 +376,7 @@ class ModuleOps(ModuleBlocks):
             assert isinstance(options.dilation, tuple)
         n, c, *spatial = self.shape(x)
         kernel = _dims(kernel_size, 2)
-        out = [
-            conv_output_size(size, k, s, p, d)
-            for size, k, s, p, d in zip(
-                spatial, kernel, options.stride, options.padding, options.dilation, strict=True
-            )
-        ]
+        out = conv_output_sizes(spatial, kernel, options.stride, options.padding, options.dilation)
         cols = self.im2col(x, kernel, options.stride, options.dilation, options.padding, out)
         return self.reshape(cols, (n, c * math.prod(kernel), math.prod(out)))
 
@@ -388,11 +389,6 @@ class ModuleOps(ModuleBlocks):
             assert isinstance(options.dilation, tuple)
         n, c, *spatial = self.shape(x)
         kernel = _dims(kernel_size, 2)
-        out = [
-            conv_output_size(size, k, s, p, d)
-            for size, k, s, p, d in zip(
-                spatial, kernel, options.stride, options.padding, options.dilation, strict=True
-            )
-        ]
+        out = conv_output_sizes(spatial, kernel, options.stride, options.padding, options.dilation)
         cols = self.reshape(output_grad, (n, c, math.prod(kernel), *out))
         return self.col2im(cols, kernel, options.stride, options.dilation, options.padding, spatial)

@@ -29,8 +29,9 @@ import numpy as np
 from burn.backend.ops.module_geometry import (
     adaptive_taps,
     avg_pool_counts,
-    conv_output_size,
-    conv_transpose_output_size,
+    conv_output_sizes,
+    conv_transpose_input_sizes,
+    conv_transpose_output_sizes,
     max_pool_positions,
 )
 from burn.backend.ops.module_options import ConvOptions, ConvTransposeOptions
@@ -196,12 +197,7 @@ class ModuleBlocks(_Core):
             assert isinstance(options.dilation, tuple)
         o, _, *kernel = self.shape(weight)
         spatial = self.shape(x)[2:]
-        out = [
-            conv_output_size(n, k, s, p, d)
-            for n, k, s, p, d in zip(
-                spatial, kernel, options.stride, options.padding, options.dilation, strict=True
-            )
-        ]
+        out = conv_output_sizes(spatial, kernel, options.stride, options.padding, options.dilation)
         cols = self.im2col(x, kernel, options.stride, options.dilation, options.padding, out)
         return self._add_bias(self._grouped_matmul(weight, cols, options.groups), bias)
 
@@ -236,18 +232,9 @@ class ModuleBlocks(_Core):
             assert isinstance(options.padding_out, tuple)
         kernel = self.shape(weight)[2:]
         spatial = self.shape(x)[2:]
-        size = [
-            conv_transpose_output_size(n, k, s, p, po, d)
-            for n, k, s, p, po, d in zip(
-                spatial,
-                kernel,
-                options.stride,
-                options.padding,
-                options.padding_out,
-                options.dilation,
-                strict=True,
-            )
-        ]
+        size = conv_transpose_output_sizes(
+            spatial, kernel, options.stride, options.padding, options.padding_out, options.dilation
+        )
         cols = self._grouped_matmul_t(weight, x, options.groups)
         y = self.col2im(cols, kernel, options.stride, options.dilation, options.padding, size)
         return self._add_bias(y, bias)
@@ -262,18 +249,9 @@ class ModuleBlocks(_Core):
             assert isinstance(options.padding_out, tuple)
         kernel = self.shape(weight)[2:]
         size = self.shape(output_grad)[2:]
-        spatial = [
-            (n + 2 * p - po - d * (k - 1) - 1) // s + 1
-            for n, k, s, p, po, d in zip(
-                size,
-                kernel,
-                options.stride,
-                options.padding,
-                options.padding_out,
-                options.dilation,
-                strict=True,
-            )
-        ]
+        spatial = conv_transpose_input_sizes(
+            size, kernel, options.stride, options.padding, options.padding_out, options.dilation
+        )
         cols = self.im2col(
             output_grad, kernel, options.stride, options.dilation, options.padding, spatial
         )
@@ -305,10 +283,7 @@ class ModuleBlocks(_Core):
     ) -> Any:
         """Mean of each window; padded taps count as zeros when `count_include_pad`."""
         spatial = self.shape(x)[2:]
-        out = [
-            conv_output_size(n, k, s, p, 1)
-            for n, k, s, p in zip(spatial, kernel, stride, padding, strict=True)
-        ]
+        out = conv_output_sizes(spatial, kernel, stride, padding, (1,) * len(kernel))
         cols = self.im2col(x, kernel, stride, (1,) * len(kernel), padding, out)
         total = self.reshape(self.reduce("sum", cols, 2), tuple(self.shape(x)[:2]) + tuple(out))
         return self.binary(
@@ -357,10 +332,7 @@ class ModuleBlocks(_Core):
     ) -> Any:
         """Max of each window and the flat position (within its channel plane) it came from."""
         n, c, *spatial = self.shape(x)
-        out = [
-            conv_output_size(size, k, s, p, d)
-            for size, k, s, p, d in zip(spatial, kernel, stride, padding, dilation, strict=True)
-        ]
+        out = conv_output_sizes(spatial, kernel, stride, padding, dilation)
         cols = self.im2col(x, kernel, stride, dilation, padding, out, value=-math.inf)
         values = self.reshape(self.reduce("max", cols, 2), (n, c, *out))
         arg = self.reduce("argmax", cols, 2)  # [N, C, 1, *out]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,55 @@ def conv_transpose_output_size(
 ) -> int:
     """Length of a transposed convolution's output along one dim."""
     return (size - 1) * stride + dilation * (kernel - 1) + 1 + padding_out - 2 * padding
+
+
+def conv_output_sizes(
+    spatial: Sequence[int],
+    kernel: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+) -> tuple[int, ...]:
+    """The output spatial sizes of a convolution, pool or unfold: one per dim of `spatial`.
+
+    Every conv, pool and unfold shape in every backend comes from here (through the per-dim
+    `conv_output_size`, looked up at each call), so the formula exists once.
+    """
+    return tuple(
+        conv_output_size(n, k, s, p, d)
+        for n, k, s, p, d in zip(spatial, kernel, stride, padding, dilation, strict=True)
+    )
+
+
+def conv_transpose_output_sizes(
+    spatial: Sequence[int],
+    kernel: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    padding_out: Sequence[int],
+    dilation: Sequence[int],
+) -> tuple[int, ...]:
+    """The output spatial sizes of a transposed convolution: one per dim of `spatial`."""
+    return tuple(
+        conv_transpose_output_size(n, k, s, p, po, d)
+        for n, k, s, p, po, d in zip(
+            spatial, kernel, stride, padding, padding_out, dilation, strict=True
+        )
+    )
+
+
+def conv_transpose_input_sizes(
+    spatial: Sequence[int],
+    kernel: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    padding_out: Sequence[int],
+    dilation: Sequence[int],
+) -> tuple[int, ...]:
+    """The input spatial sizes of a transposed convolution from its output's: the convolution
+    it transposes, over the output less its `padding_out`."""
+    reduced = [n - po for n, po in zip(spatial, padding_out, strict=True)]
+    return conv_output_sizes(reduced, kernel, stride, padding, dilation)
 
 
 def avg_pool_counts(
