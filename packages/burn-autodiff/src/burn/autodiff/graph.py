@@ -132,8 +132,10 @@ def _run(inner, order: list[Node], root: Node, seed, grads: Gradients) -> None:
             grads.register(node.id, grad)
             continue
         for parent, pgrad in zip(node.parents, node.backward(grad), strict=True):
-            if parent is not None and pgrad is not None:
-                _accumulate(inner, pending, parent, pgrad)
+            if parent is None or pgrad is None:
+                continue
+            prev = pending.get(parent.id)
+            pending[parent.id] = pgrad if prev is None else inner.float_add(prev, pgrad)
 
 
 def _run_hooked(inner, order: list[Node], root: Node, seed, grads: Gradients, hook) -> None:
