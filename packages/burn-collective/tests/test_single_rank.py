@@ -167,3 +167,23 @@ def test_overlapped_step_refuses_a_second_backward_pass():
             loss.backward()
             (params["w3"] * 2.0).sum().backward()
     assert B.set_grad_hook(None) is None
+
+
+def test_overlapped_step_packs_what_no_hook_delivered():
+    from burn.collective import Communicator, GradientBuckets
+    from burn.optim import GradientsParams
+
+    params, loss = _three_layers(B)
+    grads = loss.backward()  # before the step: nothing reaches its hook
+    local = GradientsParams({k: t.grad(grads) for k, t in params.items() if k != "unused"})
+    expected = {k: g.to_data().as_array().copy() for k, g in local.items()}
+    step = GradientBuckets(Communicator.world(), bucket_bytes=16, overlap=True).overlapped(
+        params, items=5
+    )
+    with step:
+        pass
+    assert step.started_in_backward == 0
+    out = step.finish(local)
+    assert sorted(out.ids()) == ["w1", "w2", "w3"]
+    for name, values in expected.items():
+        np.testing.assert_array_equal(out.get(name).to_data().as_array(), values)

@@ -128,18 +128,29 @@ class OverlappedStep:
         """Wait for every bucket and return the averaged gradients (as `all_reduce` does).
 
         `grads` are the ones this rank's step returned (None without items); on numpy memory
-        the result is written into their arrays.
+        the result is written into their arrays. A gradient that the hook delivered is sent as
+        backward produced it: a step that changes its gradients after backward (rather than
+        leaving that to the optimizer, which sees the averaged ones) must not overlap.
         """
         self.__exit__()
+        local = grads if grads is not None else GradientsParams()
+        # What no hook delivered (no gradient, or a backward pass run elsewhere) is packed
+        # from `grads` now; those buckets have not started yet.
         for b, bucket in enumerate(self._buckets):
             assert bucket.buffer is not None
             for s, slot in enumerate(bucket.slots):
-                if not self._filled[b][s]:
-                    bucket.buffer[slot.offset : slot.offset + slot.length] = 0
-                    self._filled[b][s] = True
+                if self._filled[b][s]:
+                    continue
+                target = bucket.buffer[slot.offset : slot.offset + slot.length]
+                grad = local.get(slot.pid)
+                if grad is None:
+                    target[:] = 0
+                else:
+                    values = np.asarray(grad.to_data().as_array()).reshape(-1)
+                    np.multiply(values, self.scale, out=target, casting="unsafe")
+                self._filled[b][s] = True
             self._missing[b] = 0
         self._start_ready()
-        local = grads if grads is not None else GradientsParams()
         presence = np.zeros(len(self._params) + 1, np.float64)
         for i, (pid, _) in enumerate(self._params):
             presence[i] = 1.0 if local.get(pid) is not None else 0.0
