@@ -4,8 +4,10 @@ Two measurements, each launched by this script under `mpiexec -n N` from the mpi
 
 1. All-reduce throughput on 2 ranks. `GradientBuckets.all_reduce` (what `DataParallel` runs
    after each backward pass: a small header reduction, gradients packed into buckets of 25 MB,
-   reduced, unpacked into gradients; also with `overlap=True`, non-blocking reductions while
-   the next bucket is packed) against a bare `mpi4py` `Allreduce` of the same bytes in one
+   reduced, unpacked into gradients; also with `overlap=True`, which called after backward
+   starts each bucket without blocking while the next is packed; `DataParallel(overlap=True)`
+   starts them during backward instead, as `bench_data_parallel.py --overlap` measures)
+   against a bare `mpi4py` `Allreduce` of the same bytes in one
    contiguous float32 buffer, and against one `Allreduce` per tensor (what the buckets avoid).
    The gradients are the guide's model's shapes, repeated to reach each total size.
 2. The time per training step of the guide's model (batch of 64 MNIST digits, Adam) with 1 and

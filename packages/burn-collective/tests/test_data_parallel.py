@@ -105,10 +105,28 @@ def test_two_ranks_train_like_one_process(reference, tmp_path):
     assert (tmp_path / "run/checkpoint/model-2.mpk").is_file()
 
 
+def test_reductions_overlapped_with_backward_train_like_one_process(reference, tmp_path):
+    # Buckets of a few hundred bytes: the last layer's gradients start their all-reduce while
+    # the first layer is still differentiated; the uneven last batch leaves rank 1 without
+    # items, so it takes part with zeros.
+    run_ranks(
+        2,
+        tmp_path / "run",
+        "--debug",
+        "--bucket-mb",
+        "0.0002",
+        "--overlap",
+        "--out",
+        str(tmp_path / "params.npz"),
+    )
+    assert_same_params(reference / "params.npz", tmp_path / "params.npz")
+    assert_same_logs(reference / "run", tmp_path / "run", [1, 2])
+
+
 def test_gradient_accumulation_matches_one_process(tmp_path):
     run_single(tmp_path / "one", "--accumulation", "3", "--out", str(tmp_path / "one.npz"))
     # Buckets of a few hundred bytes: the 99 parameters travel in several all-reduces, each
-    # started without blocking while the next bucket is packed.
+    # started without blocking during the backward pass.
     run_ranks(
         2,
         tmp_path / "two",

@@ -108,3 +108,82 @@ def test_wire_dtype_must_be_known():
         GradientBuckets(Communicator.world(), wire_dtype="int8")
     with pytest.raises(CollectiveError, match="wire_dtype"):
         DataParallel(wire_dtype="float8", abort_on_error=False)
+
+
+def _three_layers(backend):
+    from burn.tensor import Tensor, activation
+
+    rng = np.random.default_rng(3)
+    device = backend.device()
+
+    def leaf(*shape):
+        return Tensor.from_data(rng.normal(size=shape).astype(np.float32), device).require_grad()
+
+    params = {"unused": leaf(4), "w1": leaf(2, 8), "w2": leaf(8, 8), "w3": leaf(8, 3)}
+    x = Tensor.from_data(rng.normal(size=(5, 2)).astype(np.float32), device)
+    h = activation.relu(x.matmul(params["w1"]))
+    h = activation.tanh(h.matmul(params["w2"]))
+    return params, h.matmul(params["w3"]).sum()
+
+
+@pytest.mark.parametrize("backend_name", ["ndarray", "wgpu"])
+def test_overlapped_step_starts_buckets_during_backward(backend_name):
+    from burn.collective import Communicator, GradientBuckets
+    from burn.optim import GradientsParams
+
+    backend = Autodiff(NdArray)
+    if backend_name == "wgpu":
+        from burn.backend import Wgpu
+
+        backend = Autodiff(Wgpu)
+    params, loss = _three_layers(backend)
+    plain = loss.backward()
+    expected = {k: t.grad(plain).to_data().as_array() for k, t in params.items() if k != "unused"}
+    params, loss = _three_layers(backend)
+    # One bucket per parameter (buckets smaller than any of them).
+    buckets = GradientBuckets(Communicator.world(), bucket_bytes=16, overlap=True)
+    step = buckets.overlapped(params, items=5)
+    with step:
+        grads = loss.backward()
+        local = GradientsParams({k: t.grad(grads) for k, t in params.items() if k != "unused"})
+    # The plan is the reverse of the parameters' order, which is the order backward finished
+    # them (w3, w2, w1): each bucket started as soon as its gradient was in; `unused` got
+    # none, so its bucket (the last) waited for the end.
+    assert buckets.num_buckets == 4 and step.started_in_backward == 3
+    out = step.finish(local)
+    assert sorted(out.ids()) == ["w1", "w2", "w3"]
+    for name, values in expected.items():
+        np.testing.assert_array_equal(out.get(name).to_data().as_array(), values)
+    assert backend.set_grad_hook(None) is None  # the hook was removed
+
+
+def test_overlapped_step_refuses_a_second_backward_pass():
+    from burn.collective import Communicator, GradientBuckets
+
+    params, loss = _three_layers(B)
+    step = GradientBuckets(Communicator.world(), overlap=True).overlapped(params, items=5)
+    with pytest.raises(CollectiveError, match="parameter 'w3' got a second gradient"):
+        with step:
+            loss.backward()
+            (params["w3"] * 2.0).sum().backward()
+    assert B.set_grad_hook(None) is None
+
+
+def test_overlapped_step_packs_what_no_hook_delivered():
+    from burn.collective import Communicator, GradientBuckets
+    from burn.optim import GradientsParams
+
+    params, loss = _three_layers(B)
+    grads = loss.backward()  # before the step: nothing reaches its hook
+    local = GradientsParams({k: t.grad(grads) for k, t in params.items() if k != "unused"})
+    expected = {k: g.to_data().as_array().copy() for k, g in local.items()}
+    step = GradientBuckets(Communicator.world(), bucket_bytes=16, overlap=True).overlapped(
+        params, items=5
+    )
+    with step:
+        pass
+    assert step.started_in_backward == 0
+    out = step.finish(local)
+    assert sorted(out.ids()) == ["w1", "w2", "w3"]
+    for name, values in expected.items():
+        np.testing.assert_array_equal(out.get(name).to_data().as_array(), values)

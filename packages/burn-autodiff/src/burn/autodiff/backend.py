@@ -77,6 +77,7 @@ class AutodiffBackend(ModuleRules, named.NamedRules, Backend):
         self.name = f"autodiff({inner.name})"
         self.capabilities = inner.capabilities
         self.host_memory = inner.host_memory
+        self._grad_hook = None
 
     # ------------------------------------------------------------------ identity
     def inner(self) -> Backend:
@@ -162,7 +163,20 @@ class AutodiffBackend(ModuleRules, named.NamedRules, Backend):
             )
         inner = self._inner
         seed = inner.full(inner.shape(p.value), 1, inner.dtype(p.value), inner.device_of(p.value))
-        return run_backward(inner, p.node, seed)
+        return run_backward(inner, p.node, seed, self._grad_hook)
+
+    def set_grad_hook(self, hook):
+        """Install `hook(leaf_id, grad)`, called as each leaf's gradient becomes final.
+
+        The hook belongs to this backend object (shared by every `Autodiff(B)` call with the
+        same `B`), so it sees every backward pass run on it, in any thread, until removed.
+        """
+        previous, self._grad_hook = self._grad_hook, hook
+        return previous
+
+    def leaf_id(self, tensor):
+        node = tensor.node
+        return node.id if node is not None and node.is_leaf else None
 
     def grad(self, tensor, grads: Gradients):
         """The gradient of a leaf as an inner primitive, or None."""

@@ -93,15 +93,37 @@ def _topological(root: Node) -> list[Node]:
     return order
 
 
-def run_backward(inner, root: Node, seed) -> Gradients:
-    """Propagate `seed` (the gradient of the root) to every leaf, then free the graph."""
-    if root.parents == () and root.backward is None:
-        grads = Gradients(inner)
-        grads.register(root.id, seed)
-        return grads
-    pending: dict[int, object] = {root.id: seed}
+def run_backward(inner, root: Node, seed, hook=None) -> Gradients:
+    """Propagate `seed` (the gradient of the root) to every leaf, then free the graph.
+
+    With a `hook`, `hook(leaf_id, grad)` is called as soon as a leaf's gradient is final:
+    when the last node consuming the leaf has been differentiated (see `_run_hooked`).
+    """
     grads = Gradients(inner)
+    if root.parents == () and root.backward is None:
+        grads.register(root.id, seed)
+        if hook is not None:
+            hook(root.id, seed)
+        return grads
     order = _topological(root)
+    if hook is None:
+        _run(inner, order, root, seed, grads)
+    else:
+        _run_hooked(inner, order, root, seed, grads, hook)
+    for node in order:
+        if not node.is_leaf:
+            node.backward = _freed
+            node.parents = ()
+    return grads
+
+
+def _accumulate(inner, pending: dict, parent: Node, pgrad) -> None:
+    prev = pending.get(parent.id)
+    pending[parent.id] = pgrad if prev is None else inner.float_add(prev, pgrad)
+
+
+def _run(inner, order: list[Node], root: Node, seed, grads: Gradients) -> None:
+    pending: dict[int, object] = {root.id: seed}
     for node in order:
         grad = pending.pop(node.id, None)
         if grad is None:
@@ -114,8 +136,37 @@ def run_backward(inner, root: Node, seed) -> Gradients:
                 continue
             prev = pending.get(parent.id)
             pending[parent.id] = pgrad if prev is None else inner.float_add(prev, pgrad)
+
+
+def _run_hooked(inner, order: list[Node], root: Node, seed, grads: Gradients, hook) -> None:
+    """`_run`, finishing each leaf when its count of unprocessed consumers reaches zero.
+
+    The topological order may place a leaf long after its last consumer (a depth-first order
+    puts the first leaves it meets last), so leaves are taken out of it and finished as soon
+    as they can be. The nodes in between run in the same order as `_run`, so the gradients
+    are the same, summed in the same order.
+    """
+    consumers: dict[int, int] = {}
     for node in order:
-        if not node.is_leaf:
-            node.backward = _freed
-            node.parents = ()
-    return grads
+        for parent in node.parents:
+            if parent is not None and parent.is_leaf:
+                consumers[parent.id] = consumers.get(parent.id, 0) + 1
+    pending: dict[int, object] = {root.id: seed}
+    for node in order:
+        if node.is_leaf:
+            continue
+        grad = pending.pop(node.id, None)
+        pgrads = (None,) * len(node.parents) if grad is None else node.backward(grad)
+        for parent, pgrad in zip(node.parents, pgrads, strict=True):
+            if parent is None:
+                continue
+            if pgrad is not None:
+                _accumulate(inner, pending, parent, pgrad)
+            if parent.is_leaf:
+                left = consumers[parent.id] - 1
+                consumers[parent.id] = left
+                if left == 0:
+                    final = pending.pop(parent.id, None)
+                    if final is not None:
+                        grads.register(parent.id, final)
+                        hook(parent.id, final)

@@ -21,6 +21,7 @@ from burn.collective.communicator import Communicator, abort_on_error
 from burn.collective.device import rank_device
 from burn.collective.errors import CollectiveError
 from burn.collective.metrics import MetricReducer
+from burn.collective.overlap import OverlappedStep
 from burn.collective.sharding import Shard, ShardedLoader, narrow_batch, shard_range
 from burn.collective.strategy import DataParallel
 from burn.collective.sync import assert_identical, broadcast_module, check_same_structure
@@ -32,6 +33,7 @@ __all__ = [
     "DataParallel",
     "GradientBuckets",
     "MetricReducer",
+    "OverlappedStep",
     "Shard",
     "ShardedLoader",
     "abort_on_error",

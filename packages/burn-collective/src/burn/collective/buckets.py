@@ -13,11 +13,14 @@ What it costs, measured on one 2-core machine shared with other work (benches/RE
 passes over memory that the bare reduction does not make), and steadier than one reduction per
 tensor, which ranged from less than half to five times the bucketed time from run to run.
 
-With `overlap=True` each bucket's all-reduce is started without blocking and the next bucket
-is packed while it runs. That can pay where the MPI library progresses non-blocking collectives
-in the background (an asynchronous progress thread); with the mpich wheel on one machine it
-measured about as fast as blocking reductions (within the run-to-run noise), so it is off by
-default.
+With `overlap=True` the reduction starts during the backward pass: `overlapped()` (which
+`DataParallel` uses) packs each gradient as backward finishes it and starts each full bucket's
+all-reduce without blocking (`overlap.py`). `all_reduce` itself, called once backward has
+returned, then only starts each bucket without blocking and packs the next one meanwhile.
+Either can pay where the MPI library progresses non-blocking collectives in the background (an
+asynchronous progress thread) and where cores are free for it; on one shared 2-core machine
+with the mpich wheel it measured no faster than blocking reductions (benches/RESULTS.md), so it
+is off by default.
 
 With `wire_dtype="bfloat16"` (or `"float16"`) the float gradients travel in 2 bytes instead of
 4: each rank's scaled gradients are rounded to that type on the host, summed in float32 and
@@ -35,6 +38,7 @@ batch of an epoch may be smaller than the number of ranks) takes part with zeros
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from burn.collective.communicator import Communicator
@@ -42,6 +46,9 @@ from burn.collective.errors import CollectiveError
 from burn.module import Module
 from burn.optim import GradientsParams
 from burn.tensor import DType, Float, Tensor
+
+if TYPE_CHECKING:
+    from burn.collective.overlap import OverlappedStep
 
 DEFAULT_BUCKET_BYTES = 25 * 1024 * 1024
 
@@ -160,6 +167,17 @@ class GradientBuckets:
             bucket.request.Wait()
             _unpack(bucket, local, out, device, reused)
         return out
+
+    def overlapped(self, model, items: int) -> OverlappedStep:
+        """A context in which backward passes start this step's reduction as they go.
+
+        Every rank enters it, runs its forward and backward pass inside (a rank without items
+        runs nothing), then calls `finish(grads)` on it; `items` is the number of items this
+        rank's gradients average over (0 without any).
+        """
+        from burn.collective.overlap import OverlappedStep
+
+        return OverlappedStep(self, model, items)
 
     @property
     def wire_bytes(self) -> int:

@@ -40,8 +40,9 @@ class DataParallel:
     Args:
         comm: the ranks to train with (default: every process of the job).
         bucket_size_mb: how many megabytes of gradients one all-reduce carries (default 25).
-        overlap: start each bucket's all-reduce without blocking and pack the next meanwhile
-            (can pay with an MPI that progresses in the background; see `GradientBuckets`).
+        overlap: start each bucket's all-reduce without blocking during the backward pass, as
+            soon as its gradients are final (can pay with an MPI that progresses in the
+            background and cores to spare; see `GradientBuckets`).
         wire_dtype: the format gradients travel in: "float32" (default; exact), or "bfloat16"
             / "float16" (half the bytes, rounded: see `GradientBuckets`).
         debug: check after every optimizer step that all ranks hold identical parameters
@@ -111,12 +112,22 @@ class DataParallel:
 
     def train_step(self, learner: Any, batch: Any) -> tuple[Any, list]:
         shard = _as_shard(batch)
-        if shard.batch is None:
-            grads, items = None, []
+        grads, items = None, []
+        # Several devices in one rank sum their gradients after their backward passes, so
+        # there is no single backward pass to overlap with.
+        if self.buckets.overlap and len(getattr(learner.b, "_devices", ())) <= 1:
+            step = self.buckets.overlapped(
+                learner.model, shard.items if shard.batch is not None else 0
+            )
+            with step:
+                if shard.batch is not None:
+                    grads, items = learner.local_train_step(shard.batch)
+            averaged = step.finish(grads)
         else:
-            grads, items = learner.local_train_step(shard.batch)
+            if shard.batch is not None:
+                grads, items = learner.local_train_step(shard.batch)
+            averaged = self.buckets.all_reduce(learner.model, grads, shard.items)
         self._items = shard.items
-        averaged = self.buckets.all_reduce(learner.model, grads, shard.items)
         if self.debug:
             assert_identical(learner.model, self.comm, f"before step {self._steps + 1}")
         self._steps += 1

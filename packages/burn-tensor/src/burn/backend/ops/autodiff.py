@@ -9,6 +9,7 @@ of them. `Tensor.inner()` and `Tensor.from_inner()` go through the `*_inner` and
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from burn.backend.ops.shared import Primitive
@@ -28,6 +29,23 @@ class AutodiffOps:
             f"backward: backend {self!r} does not track gradients; "
             f"use Autodiff({self!r}) (pip install burn-autodiff)"
         )
+
+    def set_grad_hook(
+        self, hook: Callable[[int, Primitive], None] | None
+    ) -> Callable[[int, Primitive], None] | None:
+        """Call `hook(leaf_id, grad)` during each `backward` as each leaf's gradient is final.
+
+        A leaf's gradient is final once every op that consumed the leaf has been processed;
+        the hook gets the leaf's id (`leaf_id`) and the gradient (an inner primitive, the one
+        the returned `Gradients` will hold), so work on it (such as a data-parallel
+        all-reduce) can start while the rest of the graph is still being differentiated.
+        `None` removes the hook. Returns the hook set before, to restore it afterwards.
+        """
+        raise BackendError(f"set_grad_hook: backend {self!r} does not track gradients")
+
+    def leaf_id(self, tensor: Primitive) -> int | None:
+        """The id a gradient hook receives for this leaf (None when it is not a leaf)."""
+        return None
 
     def grad(self, tensor: Primitive, grads: Any) -> Primitive | None:
         """The gradient of a Float leaf in `grads`, as a primitive of the inner backend."""
