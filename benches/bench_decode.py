@@ -1,0 +1,154 @@
+"""DataLoader workers on a decode-heavy dataset: main thread vs 2 thread vs 2 process workers.
+
+Each item is a PNG-encoded 128x128 RGB image (made here from seeded noise over a gradient, so it
+does not compress to nothing), decoded per item with Pillow when it is installed, else a
+zlib-compressed array decoded with zlib. The batcher only stacks the decoded arrays, so the
+rates measure decoding and the hand-over between workers and the caller.
+
+    uv run python benches/bench_decode.py [--quick] [--no-write]
+
+Rates are medians of several epochs, reported with ratios against the main thread of the same
+run, never as targets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import statistics
+import sys
+import time
+import zlib
+
+import numpy as np
+from common import machine, write_section
+
+SECTION = "## burn-data: DataLoader workers on a decode-heavy dataset"
+SIZE = 128
+BATCH = 32
+
+try:
+    from PIL import Image
+except ImportError:  # the zlib fallback below also releases the GIL while decoding
+    Image = None
+
+
+def make_images(n: int) -> list[bytes]:
+    rng = np.random.default_rng(0)
+    ramp = np.linspace(0, 200, SIZE, dtype=np.float32)
+    out = []
+    for _ in range(n):
+        noise = rng.integers(0, 56, (SIZE, SIZE, 3))
+        pixels = (ramp[:, None, None] + noise).astype(np.uint8)
+        if Image is not None:
+            buffer = io.BytesIO()
+            Image.fromarray(pixels).save(buffer, format="PNG")
+            out.append(buffer.getvalue())
+        else:
+            out.append(zlib.compress(pixels.tobytes(), 6))
+    return out
+
+
+def decode(encoded: bytes) -> np.ndarray:
+    if Image is not None:
+        with Image.open(io.BytesIO(encoded)) as img:
+            pixels = np.asarray(img)
+    else:
+        pixels = np.frombuffer(zlib.decompress(encoded), np.uint8).reshape(SIZE, SIZE, 3)
+    return pixels.astype(np.float32) / 255.0
+
+
+def stack(items: list[np.ndarray], device) -> np.ndarray:
+    return np.stack(items)
+
+
+def epoch_rate(loader) -> float:
+    start = time.perf_counter()
+    count = sum(1 for _ in loader)
+    return count / (time.perf_counter() - start)
+
+
+def _spin(_: int) -> float:
+    start = time.perf_counter()
+    total = 0
+    for i in range(2_000_000):
+        total += i
+    return time.perf_counter() - start
+
+
+def parallel_ceiling() -> float:
+    """How many cores two CPU-bound processes get now: 2.0 on an idle 2-core machine.
+
+    The workers' speed-up cannot exceed it, so it is measured next to them on the shared machine.
+    """
+    import multiprocessing
+
+    one = statistics.median(_spin(0) for _ in range(3))
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        two = statistics.median(t for _ in range(3) for t in pool.map(_spin, [0, 1]))
+    return 2 * one / two
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="fewer items and epochs")
+    parser.add_argument("--no-write", action="store_true", help="print only")
+    args = parser.parse_args()
+
+    from burn.data import DataLoaderBuilder, InMemDataset, MapperDataset
+
+    n, repeats = (640, 3) if args.quick else (2048, 5)
+    dataset = MapperDataset(InMemDataset(make_images(n)), decode)
+    configs = [("main thread", 0, "thread"), ("2 thread workers", 2, "thread")]
+    configs.append(("2 process workers", 2, "process"))
+    rows = []
+    load_before = os.getloadavg()
+    ceiling_before = parallel_ceiling()
+    for label, workers, kind in configs:
+        loader = (
+            DataLoaderBuilder(stack)
+            .batch_size(BATCH)
+            .shuffle(0)
+            .num_workers(workers)
+            .worker_kind(kind)
+            .build(dataset)
+        )
+        epoch_rate(loader)  # warm-up
+        rates = [epoch_rate(loader) for _ in range(repeats)]
+        rows.append((label, statistics.median(rates), min(rates), max(rates)))
+    load_after = os.getloadavg()
+    ceiling_after = parallel_ceiling()
+    base = rows[0][1]
+    info = machine(Pillow=Image.__version__ if Image is not None else "absent (zlib)")
+    codec = "PNG via Pillow" if Image is not None else "zlib"
+    lines = [
+        f"`benches/bench_decode.py`{' --quick' if args.quick else ''}: {n} items, "
+        f"{SIZE}x{SIZE} RGB, {codec}, batch {BATCH}, shuffled; median of {repeats} epochs "
+        "after one warm-up.",
+        "",
+        *[f"- {key}: {value}" for key, value in info.items()],
+        f"- load average (1, 5, 15 min): {load_before[0]:.2f} {load_before[1]:.2f} "
+        f"{load_before[2]:.2f} before, {load_after[0]:.2f} {load_after[1]:.2f} "
+        f"{load_after[2]:.2f} after",
+        f"- cores two CPU-bound processes got (2.00 on an idle 2-core machine, the ceiling of "
+        f"any 2-worker speed-up): {ceiling_before:.2f} before, {ceiling_after:.2f} after",
+        "",
+        "| loader | batches/s (median) | min..max | vs main thread |",
+        "|---|---|---|---|",
+        *[
+            f"| {lab} | {med:,.1f} | {lo:,.1f}..{hi:,.1f} | {med / base:.2f} |"
+            for lab, med, lo, hi in rows
+        ],
+        "",
+        "The machine has 2 cores shared with other jobs while this ran: compare rows of one",
+        "run, not across runs.",
+    ]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if not args.no_write:
+        write_section(SECTION, text)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
