@@ -88,6 +88,8 @@ def load_average() -> str:
 
 
 def timed(fn, repeats: int) -> float:
+    """The median of `repeats` timed calls after one untimed call (warms the page cache)."""
+    fn()
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
@@ -191,7 +193,8 @@ def main() -> int:
         f"`benches/bench_record.py`, run on {datetime.date.today()}: a record of "
         f"{total / 1e6:.0f}M float32 parameters ({total * 4 / 1e6:.0f} MB; ten [1000, {cols}] "
         "weights and ten biases, random normal values), saved and loaded from a local disk; median "
-        f"of {args.repeats} runs (gzip: 1 run), seconds. Every save is synced to disk (the "
+        f"of {args.repeats} runs after a warm-up run (gzip: 1 run), seconds. Every save is synced "
+        "to disk (the "
         "recorders write atomically with fsync; the safetensors and torch.save timings include an "
         "fsync too); each load follows a save, so the file is in the page cache.",
         "",
@@ -234,6 +237,8 @@ def main() -> int:
         "  string. `NamedMpkFileRecorder` writes each large tensor straight from its array's",
         "  memory (only the headers between tensors are packed), and loads by mapping the file:",
         "  msgpack copies each tensor's bytes once and numpy wraps them without parsing values.",
+        "  `BinFileRecorder` also writes from the arrays; its load reads the file once and wraps",
+        "  each tensor's bytes in place.",
         "  The gzip variants are dominated by zlib: random float weights hardly compress, so",
         "  they cost time for little gain.",
         "- JSON stores every byte as a decimal number (serde's form of bytes); the pretty form",

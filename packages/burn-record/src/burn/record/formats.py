@@ -294,8 +294,8 @@ def encode_bincode(metadata: dict, item, settings, variants: list[str]) -> list:
             write(node.data)
         elif isinstance(node, TensorData):
             data = settings.apply(node)
-            raw = data.bytes
-            out.append(_varint(len(raw)))
+            raw = tensor_view(data)  # written from the array, not copied
+            out.append(_varint(raw.nbytes))
             out.append(raw)
             out.append(_varint(len(data.shape)) + b"".join(_varint(d) for d in data.shape))
             out.append(_varint(variants.index(_BURN_NAMES[data.dtype])))
