@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import struct
 
+import msgpack
 import numpy as np
 from burn.record.item import ParamRecord, RecordError, Some
 from burn.record.limits import MAX_DEPTH, MAX_RANK
@@ -154,9 +155,8 @@ def to_named(node, settings, *, json_bytes: bool = False):
         return {"id": node.id, "param": to_named(node.data, settings, json_bytes=json_bytes)}
     if isinstance(node, TensorData):
         data = settings.apply(node)
-        raw = data.bytes
         return {
-            "bytes": list(raw) if json_bytes else raw,
+            "bytes": list(data.bytes) if json_bytes else tensor_view(data),
             "shape": data.shape,
             "dtype": _BURN_NAMES[data.dtype],
         }
@@ -169,6 +169,54 @@ def to_named(node, settings, *, json_bytes: bool = False):
     if node is None or isinstance(node, (bool, int, float, str)):
         return node
     raise RecordError(f"cannot record a value of type {type(node).__name__}: {node!r}")
+
+
+def tensor_view(data: TensorData) -> memoryview:
+    """The little-endian element bytes of `data` as a view: no copy when already little-endian."""
+    array = data.array
+    array = np.ascontiguousarray(array.astype(array.dtype.newbyteorder("<"), copy=False))
+    return memoryview(array.reshape(-1).view(np.uint8))
+
+
+# Tensor payloads at least this large are written from their own memory, not copied first.
+_STREAM_FROM = 64 << 10  # never below 1 << 16: the header written is bin 32
+
+
+def encode_named_mpk(tree) -> list:
+    """The MessagePack bytes of a named tree, as chunks that share the tensors' memory.
+
+    The bytes are what `msgpack.packb(tree, use_bin_type=True)` writes (Burn's rmp_serde reads
+    them); a large tensor's payload is its own `memoryview`, so a save writes the weights
+    straight from the arrays instead of joining a second copy of them in memory.
+    """
+    packer = msgpack.Packer(use_bin_type=True, autoreset=False)
+    chunks: list = []
+
+    def walk(node) -> None:
+        if isinstance(node, dict):
+            packer.pack_map_header(len(node))
+            for key, value in node.items():
+                packer.pack(key)
+                walk(value)
+        elif isinstance(node, (list, tuple)):
+            packer.pack_array_header(len(node))
+            for value in node:
+                walk(value)
+        elif isinstance(node, memoryview) and node.nbytes >= _STREAM_FROM:
+            if node.nbytes >= 1 << 32:
+                raise RecordError(
+                    f"a tensor of {node.nbytes} bytes is over MessagePack's 4 GiB limit for one "
+                    "value: save it with BinFileRecorder or split it"
+                )
+            chunks.append(packer.bytes() + b"\xc6" + node.nbytes.to_bytes(4, "big"))  # bin 32
+            packer.reset()
+            chunks.append(node)
+        else:
+            packer.pack(node)
+
+    walk(tree)
+    chunks.append(packer.bytes())
+    return chunks
 
 
 def _is_tensor(node) -> bool:
@@ -246,8 +294,8 @@ def encode_bincode(metadata: dict, item, settings, variants: list[str]) -> list:
             write(node.data)
         elif isinstance(node, TensorData):
             data = settings.apply(node)
-            raw = data.bytes
-            out.append(_varint(len(raw)))
+            raw = tensor_view(data)  # written from the array, not copied
+            out.append(_varint(raw.nbytes))
             out.append(raw)
             out.append(_varint(len(data.shape)) + b"".join(_varint(d) for d in data.shape))
             out.append(_varint(variants.index(_BURN_NAMES[data.dtype])))

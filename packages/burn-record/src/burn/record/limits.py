@@ -11,9 +11,11 @@ The absolute limit is `MAX_RECORD_BYTES` (4 GiB), or the environment variable
 
 from __future__ import annotations
 
+import mmap
 import os
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from burn.record.item import RecordError, RecordNotFoundError
@@ -66,6 +68,36 @@ def read_record_file(path: Path) -> bytes:
         raise RecordError(f"{path} is a folder, not a record file") from None
     except OSError as e:
         raise RecordError(f"cannot read record file {path}: {e}") from None
+
+
+@contextmanager
+def mapped_record_file(path: Path) -> Iterator[bytes | mmap.mmap]:
+    """The bytes of a record file mapped read-only (no copy), under the checks of a read.
+
+    For decoders that copy what they keep (MessagePack's `bin` values become `bytes`): the map
+    is closed on leaving the block, so nothing decoded may still point into it.
+    """
+    if not path.is_file() or path.stat().st_size == 0:
+        yield read_record_file(path)  # its errors: not found, a folder, the limit
+        return
+    try:
+        size = path.stat().st_size
+        limit = max_record_bytes()
+        if size > limit:
+            raise RecordError(
+                f"{path}: the file is {size} bytes, over the limit of {limit} bytes "
+                f"(set {LIMIT_ENV} to load larger records)"
+            )
+        with open(path, "rb") as f:
+            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except FileNotFoundError:
+        raise RecordNotFoundError(f"record file {path} not found") from None
+    except (OSError, ValueError) as e:  # ValueError: the file shrank to nothing meanwhile
+        raise RecordError(f"cannot read record file {path}: {e}") from None
+    try:
+        yield mapped
+    finally:
+        mapped.close()
 
 
 def gunzip_bounded(

@@ -16,7 +16,7 @@ import msgpack
 from burn.record import formats
 from burn.record.atomic import atomic_write  # noqa: F401  (re-exported)
 from burn.record.item import RecordError, RecordNotFoundError
-from burn.record.limits import gunzip_bounded, read_record_file
+from burn.record.limits import gunzip_bounded, mapped_record_file, read_record_file
 from burn.record.settings import (
     FullPrecisionSettings,
     HalfPrecisionSettings,
@@ -110,7 +110,7 @@ class Recorder:
             # `_b` is the PhantomData of Burn's BurnRecord: rmp_serde writes this unit struct as
             # an empty array, serde_json as null.
             tree = {"metadata": meta, "item": formats.to_named(record, self.settings), "_b": []}
-            chunks = [msgpack.packb(tree, use_bin_type=True)]
+            chunks = formats.encode_named_mpk(tree)
         elif self.layout == "json":
             item = formats.to_named(record, self.settings, json_bytes=True)
             tree = {"metadata": meta, "item": item, "_b": None}
@@ -268,6 +268,9 @@ class FileRecorder(Recorder):
         """The record saved at `path` (+ extension)."""
         target = self.file_path(path)
         try:
+            if self.layout == "named_mpk" and not self.compressed:
+                with mapped_record_file(target) as mapped:  # decoding copies what it keeps
+                    return self.decode(mapped, schema, str(target))
             raw = read_record_file(target)
         except RecordNotFoundError:
             hint = ""
