@@ -97,22 +97,15 @@ def main() -> None:
     args = parser.parse_args()
 
     from burn.data import DataLoaderBuilder, InMemDataset, MapperDataset
-    from burn.data import workers as burn_workers
-
-    shared_min = burn_workers.SHARED_MEMORY_MIN_BYTES
 
     n, repeats = (640, 3) if args.quick else (2048, 5)
     dataset = MapperDataset(InMemDataset(make_images(n)), decode)
     configs = [("main thread", 0, "thread"), ("2 thread workers", 2, "thread")]
     configs.append(("2 process workers", 2, "process"))
-    configs.append(("2 process workers, items pickled through the queue", 2, "process"))
     rows = []
     load_before = os.getloadavg()
     ceiling_before = parallel_ceiling()
     for label, workers, kind in configs:
-        # The peer of the shared memory path: every result pickled in-band (forked workers
-        # inherit the setting).
-        burn_workers.SHARED_MEMORY_MIN_BYTES = 1 << 62 if "pickled" in label else shared_min
         loader = (
             DataLoaderBuilder(stack)
             .batch_size(BATCH)
@@ -148,18 +141,8 @@ def main() -> None:
             for lab, med, lo, hi in rows
         ],
         "",
-        "How to read it:",
-        "",
-        "- Two workers can at best multiply the main thread's rate by the cores row, less what",
-        "  the caller itself spends per batch (receiving, stacking); while other jobs use a core,",
-        "  no worker kind can be faster than the main thread.",
-        "- Process workers: the last two rows differ only in the hand-over, shared memory blocks",
-        "  reused between batches against every batch pickled through the queue's pipe.",
-        "- Thread workers decode whole batches per task, but Pillow holds the GIL between its",
-        "  C calls (opening the file, converting to an array), so two threads and the caller",
-        "  take turns on it for part of every item.",
-        "- The machine has 2 cores shared with other jobs while this ran: compare rows of one",
-        "  run, not across runs.",
+        "The machine has 2 cores shared with other jobs while this ran: compare rows of one",
+        "run, not across runs.",
     ]
     text = "\n".join(lines) + "\n"
     print(text)
