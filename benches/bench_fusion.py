@@ -50,6 +50,7 @@ from burn.backend import registry  # noqa: E402
 from burn.tensor import Distribution, Int, Tensor, TensorData, activation  # noqa: E402
 from burn.tensor.module import adaptive_avg_pool2d, conv2d  # noqa: E402
 from burn.wgpu import Wgpu  # noqa: E402
+from common import emit  # noqa: E402
 
 if torch is not None:
     import torch.nn.functional as F  # noqa: N812
@@ -421,20 +422,8 @@ def main() -> None:
         f"{datetime.date.today().isoformat()}",
         f"{'quick' if args.quick else 'full'} sizes; host ms: the step with GPU submissions "
         "skipped (Python, the tensor layers and command recording)",
-        "",
-        "| " + " | ".join(header) + " |",
-        "|" + "|".join("---" for _ in header) + "|",
     ]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    text = "\n".join(lines)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text + "\n")
-    if args.results:
-        from common import write_section
-
-        write_section(SECTION, text)
+    emit(lines, header, rows, args.out, SECTION if args.results else None)
 
 
 if __name__ == "__main__":

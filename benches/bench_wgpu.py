@@ -36,6 +36,7 @@ from burn.autodiff import Autodiff
 from burn.tensor import Int, Tensor, TensorData, activation
 from burn.tensor.module import adaptive_avg_pool2d, conv2d
 from burn.wgpu import Wgpu
+from common import emit
 
 try:
     import torch
@@ -359,20 +360,8 @@ def main() -> None:
         f"Wgpu on {rt.describe()}, driver {driver}, wgpu-py {wgpu.__version__}; peer: {peer}; "
         f"{datetime.date.today().isoformat()}",
         f"{'quick' if args.quick else 'full'} sizes; the CNN row's ratio is torch time / Wgpu time",
-        "",
-        "| " + " | ".join(header) + " |",
-        "|" + "|".join("---" for _ in header) + "|",
     ]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    text = "\n".join(lines)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text + "\n")
-    if args.results:
-        from common import write_section
-
-        write_section(SECTION, text)
+    emit(lines, header, rows, args.out, SECTION if args.results else None)
 
 
 if __name__ == "__main__":

@@ -84,6 +84,17 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def emit(intro: list[str], header: list[str], rows: list[list[str]], out, section) -> None:
+    """Print `intro` and the table; write them to the file `out` and to RESULTS.md as `section`
+    when those are given (the GPU scripts' `--out` and `--results`)."""
+    text = "\n".join([*intro, "", markdown_table(header, rows)])
+    print(text)
+    if out:
+        Path(out).write_text(text + "\n")
+    if section:
+        write_section(section, text)
+
+
 def ratio(a: float | None, b: float | None) -> str:
     return "-" if a is None or b is None else f"{a / b:.2f}"
 
