@@ -249,6 +249,20 @@ def test_a_recorded_chain_feeding_a_reduction_is_its_prologue(fused, rng):
     )
 
 
+@pytest.mark.parametrize("length", [5, 13])
+def test_a_prologue_reduction_whose_length_the_four_lanes_do_not_divide(fused, rng, length):
+    x = rng.standard_normal((length, 300)).astype(np.float32)
+    x[length - 1, 5] = np.nan  # in the remainder loop, where the lanes do not reach
+    t = Tensor[fused, 2].from_data(x, fused.device())
+    np.testing.assert_allclose(
+        values((t * 0.5).sum_dim(0)), (x * 0.5).sum(0, keepdims=True), rtol=1e-5, atol=1e-6
+    )
+    np.testing.assert_allclose(values((t + 1.0).prod_dim(0)), (x + 1.0).prod(0, keepdims=True),
+                               rtol=1e-4)  # fmt: skip
+    np.testing.assert_allclose(values((t * 2.0).max_dim(0)), (x * 2).max(0, keepdims=True))
+    assert fused.stats.fused_reductions == 3
+
+
 def test_small_reductions_read_the_computed_chain(fused):
     x = Tensor[fused, 2].from_data(np.arange(12, dtype=np.float32).reshape(3, 4), fused.device())
     s = (x * 2.0).sum_dim(1)  # 3 outputs: too few threads, the chain is computed first

@@ -8,7 +8,7 @@ import gc
 
 import numpy as np
 import pytest
-from burn.tensor import DType, TensorData
+from burn.tensor import DType, Tensor, TensorData
 from burn.wgpu import Wgpu, autotune
 from burn.wgpu import kernels as K
 from burn.wgpu.matmul_ops import _vec_layout
@@ -168,3 +168,31 @@ def test_a_float_mean_is_one_launch():
     np.testing.assert_allclose(down(out), x.mean(1, keepdims=True), rtol=1e-6)
     ints = up(np.array([[1, 2], [4, 4]]), np.int32)
     np.testing.assert_array_equal(down(Wgpu.int_mean_dim(ints, 1)), [[1], [4]])  # integer division
+
+
+@pytest.mark.parametrize(
+    ("batch", "m", "k", "n"),
+    [((), 64, 512, 10), ((64,), 8, 676, 9), ((2, 3), 5, 256, 7), ((), 3, 1000, 5)],
+)
+def test_a_matmul_split_along_k_matches_numpy(batch, m, k, n):
+    """Few output tiles and a long k: the product is summed over k-slices (strided views)."""
+    from burn.wgpu.matmul_ops import split_k
+
+    assert split_k(m, n, k, int(np.prod(batch))) > 1
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((*batch, m, k)).astype(np.float32)
+    b = rng.standard_normal((*batch, k, n)).astype(np.float32)
+    want = a.astype(np.float64) @ b
+    ta = Tensor[Wgpu, a.ndim].from_data(a)
+    tb = Tensor[Wgpu, b.ndim].from_data(b)
+    np.testing.assert_allclose((ta @ tb).to_data().array, want, rtol=1e-4, atol=1e-4)
+    # a transposed right operand and a broadcast left one read through the same views
+    bt = Tensor[Wgpu, b.ndim].from_data(np.ascontiguousarray(np.swapaxes(b, -1, -2)))
+    got = ta @ bt.swap_dims(b.ndim - 1, b.ndim - 2)
+    np.testing.assert_allclose(got.to_data().array, want, rtol=1e-4, atol=1e-4)
+    if batch:  # a left operand broadcast over the batch (stride 0 in the views)
+        first = a.reshape(-1, m, k)[:1].reshape((1,) * len(batch) + (m, k))
+        got = Tensor[Wgpu, a.ndim].from_data(first) @ tb
+        np.testing.assert_allclose(
+            got.to_data().array, first.astype(np.float64) @ b, rtol=1e-4, atol=1e-4
+        )

@@ -1,5 +1,11 @@
 """Matmul on Wgpu: the tiled kernel for any layout and dtype, or the vec4 kernel where both
-operands can be read as vec4s; the tile shape comes from autotune (`autotune.py`)."""
+operands can be read as vec4s; the tile shape comes from autotune (`autotune.py`).
+
+A matmul with few output tiles and a long inner dim (a weight gradient: `[64, 512]^T @
+[64, 10]`, or the logits `[64, 512] @ [512, 10]`) would leave most of the GPU idle while a few
+workgroups walk the whole inner dim. It is split along k instead (`split_k`): the operands are
+viewed, without copies, as a batch of k-slices, multiplied as one batched matmul, and the
+partial products summed, two launches that keep the GPU busy."""
 
 from __future__ import annotations
 
@@ -37,6 +43,25 @@ def _vec_layout(lhs: WgpuTensor, rhs: WgpuTensor, batch, m: int, n: int, k: int)
     return a_k, b_k
 
 
+SPLIT_TARGET_GROUPS = 512  # a few resident workgroups per multiprocessor of a large GPU
+SPLIT_MIN_SLICE = 32  # the shortest k-slice worth its own workgroup
+SPLIT_TILE = 32  # the output tile the estimate assumes
+
+
+def split_k(m: int, n: int, k: int, batches: int) -> int:
+    """How many k-slices a matmul of this shape runs as (1: not split). Only a matmul with few
+    output tiles and k at least twice its larger output side is split, into enough workgroups to
+    reach about `SPLIT_TARGET_GROUPS`, slices of at least `SPLIT_MIN_SLICE`, and a slice count
+    that divides k (the slices are strided views of the operands), with slices a multiple of 4
+    long where one is (so the vec4 kernel can read them)."""
+    groups = -(-m // SPLIT_TILE) * -(-n // SPLIT_TILE) * batches
+    if groups * 2 > SPLIT_TARGET_GROUPS or k < max(4 * SPLIT_MIN_SLICE, 2 * m, 2 * n):
+        return 1
+    want = min(SPLIT_TARGET_GROUPS // groups, k // SPLIT_MIN_SLICE)
+    divisors = [s for s in range(want, 1, -1) if k % s == 0]
+    return next((s for s in divisors if (k // s) % 4 == 0), divisors[0] if divisors else 1)
+
+
 class WgpuMatmulOps:
     """`matmul` of the Wgpu backend (a mixin of `WgpuBackend`)."""
 
@@ -44,8 +69,11 @@ class WgpuMatmulOps:
         a, b = lhs.shape, rhs.shape
         m, k, n = a[-2], a[-1], b[-1]
         batch = broadcast_shape(a[:-2], b[:-2])
-        out = self._like(lhs, (*batch, m, n))
         batches = math.prod(batch)
+        slices = split_k(m, n, k, batches) if lhs.dtype.is_float else 1
+        if slices > 1 and batches * m * n:
+            return self._matmul_split(lhs, rhs, slices)
+        out = self._like(lhs, (*batch, m, n))
         if out.numel == 0:
             return out
         if k == 0:
@@ -64,6 +92,22 @@ class WgpuMatmulOps:
         else:
             self._matmul_launch(lhs, rhs, out, batch, cfg, layout)
         return out
+
+    def _matmul_split(self, lhs: WgpuTensor, rhs: WgpuTensor, slices: int) -> WgpuTensor:
+        """`lhs @ rhs` as the sum over `slices` k-slices, each a batch entry of one matmul.
+
+        `[..., m, k]` is viewed as `[..., S, m, k/S]` and `[..., k, n]` as `[..., S, k/S, n]`
+        (strides only, so any layout works, broadcast batch dims included)."""
+        *a_batch, m, k = lhs.shape
+        *b_batch, _, n = rhs.shape
+        part = k // slices
+        *a_bs, a_ms, a_ks = lhs.strides
+        *b_bs, b_ks, b_ns = rhs.strides
+        a = lhs.view((*a_batch, slices, m, part), (*a_bs, part * a_ks, a_ms, a_ks), lhs.offset)
+        b = rhs.view((*b_batch, slices, part, n), (*b_bs, part * b_ks, b_ks, b_ns), rhs.offset)
+        partial = self.matmul(a, b)  # [..., S, m, n]: too many tiles to split again
+        total = self.reduce("sum", partial, len(partial.shape) - 3)
+        return self.reshape(total, (*partial.shape[:-3], m, n))
 
     def _matmul_launch(self, lhs, rhs, out, batch, cfg, layout=None) -> None:
         lhs.rt.launch(*self._matmul_plan(lhs, rhs, out, batch, cfg, layout))

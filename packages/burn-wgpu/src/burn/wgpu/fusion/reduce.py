@@ -3,7 +3,8 @@
 `x.square().mean_dim(0)` with `x.square()` still recorded: instead of writing the square and
 reducing it, one kernel evaluates the chain at each element of the reduced dim and accumulates,
 so the chain's result is never written. One thread computes one output element, looping over
-the reduced dim; `WgpuFusionBackend.supports_reduce` keeps this to reductions with enough
+the reduced dim four positions at a time (four accumulators, so loads overlap);
+`WgpuFusionBackend.supports_reduce` keeps this to reductions with enough
 outputs to fill the GPU and a short enough reduced dim.
 
 Info words: `[outputs, leaf words..., params...]`, each leaf an offset and one stride per dim
@@ -81,31 +82,60 @@ def generate_reduce(segment, op: str, dim: int) -> ReducePlan:
             continue
         body.append(f"    let c{d} = rest % {shape[d]}u;")
         body.append(f"    rest = rest / {shape[d]}u;")
-    body.append(f"    var acc: {c} = {_INIT[(op, floating)]};")
-    body.append(f"    for (var c{dim} = 0u; c{dim} < {length}u; c{dim} = c{dim} + 1u) {{")
     word = 1
     leaf_word: dict[int, int] = {}
     for leaf in segment.leaves:
         leaf_word[id(leaf)] = word
         word += 1 + rank
     leaf_slot = {id(leaf): j for j, leaf in enumerate(segment.leaves)}
+    param_word: dict[int, int] = {}
     param_dtypes: list[DType] = []
     for k, node in enumerate(segment.nodes):
-        nc = compute(node.dtype)
-        if node.kind == "leaf":
-            w = leaf_word[id(node)]
-            terms = [f"info[{w}]"] + [f"c{d} * info[{w + 1 + d}]" for d in range(rank)]
-            body.append(f"        let v{k} = {nc}(in{leaf_slot[id(node)]}[{' + '.join(terms)}]);")
-            continue
-        param = None
         if node.kind in ("const", "scalar"):
-            param = f"info[{word}]"
+            param_word[k] = word
             word += 1
             param_dtypes.append(node.dtype if node.kind == "const" else node.inputs[0].dtype)
-        inputs = [f"v{segment.index[id(i)]}" for i in node.inputs]
-        body.append(f"        let v{k}: {nc} = {nc}({expression(node, inputs, param)});")
-    body.append(f"        acc = {_COMBINE[(op, floating)].format(v=f'v{out_pos}')};")
+
+    def chain_at(at: str, suffix: str) -> list[str]:
+        """The chain evaluated at position `at` of the reduced dim, its values `v{k}{suffix}`."""
+        lines = []
+        for k, node in enumerate(segment.nodes):
+            nc = compute(node.dtype)
+            if node.kind == "leaf":
+                w = leaf_word[id(node)]
+                coords = [at if d == dim else f"c{d}" for d in range(rank)]
+                terms = [f"info[{w}]"] + [f"{c} * info[{w + 1 + d}]" for d, c in enumerate(coords)]
+                slot = leaf_slot[id(node)]
+                lines.append(f"let v{k}{suffix} = {nc}(in{slot}[{' + '.join(terms)}]);")
+                continue
+            param = f"info[{param_word[k]}]" if k in param_word else None
+            inputs = [f"v{segment.index[id(i)]}{suffix}" for i in node.inputs]
+            lines.append(f"let v{k}{suffix}: {nc} = {nc}({expression(node, inputs, param)});")
+        return lines
+
+    def combine(acc: str, value: str) -> str:
+        return _COMBINE[(op, floating)].replace("acc", acc).format(v=value)
+
+    # Four accumulators over four positions per iteration: independent loads in flight at
+    # once, where one accumulator would wait for each load before issuing the next.
+    lanes = 4 if length >= 8 else 1
+    init = _INIT[(op, floating)]
+    body += [f"    var acc{u}: {c} = {init};" for u in range(lanes)]
+    body.append(f"    var c{dim} = 0u;")
+    if lanes > 1:
+        body.append(f"    for (; c{dim} + {lanes}u <= {length}u; c{dim} = c{dim} + {lanes}u) {{")
+        for u in range(lanes):
+            body += [f"        {line}" for line in chain_at(f"(c{dim} + {u}u)", f"_{u}")]
+            body.append(f"        acc{u} = {combine(f'acc{u}', f'v{out_pos}_{u}')};")
+        body.append("    }")
+    body.append(f"    for (; c{dim} < {length}u; c{dim} = c{dim} + 1u) {{")
+    body += [f"        {line}" for line in chain_at(f"c{dim}", "_r")]
+    body.append(f"        acc0 = {combine('acc0', f'v{out_pos}_r')};")
     body.append("    }")
+    accs = [f"acc{u}" for u in range(lanes)]
+    while len(accs) > 1:
+        accs = [combine(accs[i], accs[i + 1]) for i in range(0, len(accs), 2)]
+    body.append(f"    let acc = {accs[0]};")
     result = f"acc / {float(length)!r}" if op == "mean" else "acc"
     body.append(f"    out0[i] = {store(out.dtype)}({result});")
     body.append("}")

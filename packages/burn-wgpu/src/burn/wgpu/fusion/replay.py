@@ -7,6 +7,12 @@ the random kernels' counters are rewritten before each replay), pipelines are lo
 and bind groups are made once per set of input buffers, which a training loop repeats every
 other step. A replay is then one compute pass of `set_pipeline`, `set_bind_group` and
 `dispatch_workgroups` calls, submitted after the runtime's own pending work.
+
+Those calls are the replay's whole host cost, so they are made straight on wgpu-native's
+functions (`_native_pass_calls`) rather than through wgpu-py's per-call wrappers, whose error
+capture costs several times the call itself. Nothing is lost: errors in a pass's commands are
+reported by WebGPU when the command buffer is finished, which still goes through wgpu-py. Where
+wgpu-py's internals are not as expected, the public methods are used.
 """
 
 from __future__ import annotations
@@ -65,6 +71,9 @@ class Replayer:
         )
         rt.queue.write_buffer(self.info, 0, self.words)
         self._groups: list[dict[tuple, tuple]] = [{} for _ in self.steps]
+        # Encoding programs by the ids of the swapped-in buffers (a loop alternates two sets).
+        self._programs: dict[tuple, tuple[list, list]] = {}
+        self._native = _native_pass_calls()
 
     def _bind_groups(self, swap: dict[int, object]) -> list:
         """One bind group per launch; a launch keeps the groups of its last few sets of
@@ -99,10 +108,43 @@ class Replayer:
             groups.append(entry[0])
         return groups
 
+    def _program(self, swap: dict[int, object]) -> tuple[list, list]:
+        """(commands, keep-alive) for these swapped-in buffers: per launch the native pipeline
+        (None when it is the previous launch's), bind group, dynamic offset and workgroups."""
+        key = tuple(sorted((k, id(v)) for k, v in swap.items()))
+        program = self._programs.get(key)
+        if program is not None:
+            return program
+        if len(self._programs) >= 4:
+            self._programs.clear()
+        groups = self._bind_groups(swap)
+        commands, keep = [], [groups]
+        current = None
+        for (pipe, _, _, _, offset, _, (x, y, z)), group in zip(self.steps, groups, strict=True):
+            native_pipe = None if pipe is current else pipe
+            current = pipe
+            if self._native is not None:
+                offsets = _ffi().new("uint32_t[1]", [offset])
+                keep.append(offsets)
+                commands.append(
+                    (
+                        None if native_pipe is None else native_pipe._internal,
+                        group._internal,
+                        offsets,
+                        x,
+                        y,
+                        z,
+                    )
+                )
+            else:
+                commands.append((native_pipe, group, [offset], x, y, z))
+        program = self._programs[key] = (commands, keep)
+        return program
+
     def replay(self, swap: dict[int, object], counter: int) -> int:
         """Encode and submit every launch; returns the random counter after the draws."""
         rt = self.rt
-        groups = self._bind_groups(swap)
+        commands, _ = self._program(swap)
         with rt._lock:
             rt.flush()  # what the runtime recorded before runs first
             for word, n in self.random:
@@ -112,21 +154,51 @@ class Replayer:
                 counter += n
             encoder = rt.device.create_command_encoder()
             compute = encoder.begin_compute_pass()
-            current = None
-            for (pipe, _, _, _, offset, _, groups_xyz), group in zip(
-                self.steps, groups, strict=True
-            ):
-                if pipe is not current:
-                    compute.set_pipeline(pipe)
-                    current = pipe
-                compute.set_bind_group(0, group, [offset])
-                compute.dispatch_workgroups(*groups_xyz)
+            handle = getattr(compute, "_internal", None)
+            if self._native is not None and handle is not None:
+                set_pipeline, set_bind_group, dispatch = self._native
+                for pipe, group, offsets, x, y, z in commands:
+                    if pipe is not None:
+                        set_pipeline(handle, pipe)
+                    set_bind_group(handle, 0, group, 1, offsets)
+                    dispatch(handle, x, y, z)
+            else:
+                if self._native is not None:  # no native handle: encode through wgpu-py
+                    self._native = None
+                    self._programs.clear()
+                    commands, _ = self._program(swap)
+                for pipe, group, offsets, x, y, z in commands:
+                    if pipe is not None:
+                        compute.set_pipeline(pipe)
+                    compute.set_bind_group(0, group, offsets)
+                    compute.dispatch_workgroups(x, y, z)
             compute.end()
             rt.queue.submit([encoder.finish()])
             rt.launches += len(self.steps)
             if self.checks_indices:
                 rt._index_checks = True
         return counter
+
+
+def _ffi():
+    from wgpu.backends.wgpu_native._ffi import ffi
+
+    return ffi
+
+
+def _native_pass_calls() -> tuple | None:
+    """wgpu-native's set-pipeline, set-bind-group and dispatch functions for compute passes,
+    or None where this wgpu-py does not expose them as expected (then wgpu-py's methods run)."""
+    try:
+        from wgpu.backends.wgpu_native._ffi import lib
+
+        return (
+            lib.wgpuComputePassEncoderSetPipeline,
+            lib.wgpuComputePassEncoderSetBindGroup,
+            lib.wgpuComputePassEncoderDispatchWorkgroups,
+        )
+    except (ImportError, AttributeError):
+        return None
 
 
 def _fold(groups, limit: int) -> tuple[int, int, int]:
