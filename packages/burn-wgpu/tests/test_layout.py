@@ -274,8 +274,8 @@ def _every_kernel() -> list[str]:
         K.bitonic_step(f32, True),
         K.matmul(f32, 16, 16, 8, 2, 2),
         K.matmul_vec4(64, 64, 16, 4, 4, True, False, True),
-        K.im2col(f32),
-        K.col2im(f32),
+        K.im2col(f32, (3, (3, 3), (5, 4), (2, 1), (1, 2), (1, 0), (10, 8))),
+        K.col2im(f32, (3, (3, 3), (5, 4), (2, 1), (1, 2), (1, 0), (10, 8))),
         K.resample(f32),
     ]
 

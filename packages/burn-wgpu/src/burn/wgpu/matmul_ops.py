@@ -50,12 +50,12 @@ SPLIT_TILE = 32  # the output tile the estimate assumes
 
 def split_k(m: int, n: int, k: int, batches: int) -> int:
     """How many k-slices a matmul of this shape runs as (1: not split). Only a matmul with few
-    output tiles and k at least twice its larger output side is split, into enough workgroups to
+    output tiles and k at least twice its smaller output side is split, into enough workgroups to
     reach about `SPLIT_TARGET_GROUPS`, slices of at least `SPLIT_MIN_SLICE`, and a slice count
     that divides k (the slices are strided views of the operands), with slices a multiple of 4
     long where one is (so the vec4 kernel can read them)."""
     groups = -(-m // SPLIT_TILE) * -(-n // SPLIT_TILE) * batches
-    if groups * 2 > SPLIT_TARGET_GROUPS or k < max(4 * SPLIT_MIN_SLICE, 2 * m, 2 * n):
+    if groups * 2 > SPLIT_TARGET_GROUPS or k < max(4 * SPLIT_MIN_SLICE, 2 * min(m, n)):
         return 1
     want = min(SPLIT_TARGET_GROUPS // groups, k // SPLIT_MIN_SLICE)
     divisors = [s for s in range(want, 1, -1) if k % s == 0]

@@ -61,7 +61,8 @@ class WgpuModuleOps:
         value = scalar_bits(value, x.dtype)
         geometry = (kernel, out, stride, dilation, padding, size, x)
         info = self._conv_info(K.IM2COL, total, n, c, *geometry, value=value)
-        x.rt.launch(K.im2col(x.dtype), ("r", "rw"), (x.handle, result.handle), info, _groups(total))
+        source = K.im2col(x.dtype, _fixed(c, kernel, out, stride, dilation, padding, size))
+        x.rt.launch(source, ("r", "rw"), (x.handle, result.handle), info, _groups(total))
         return result
 
     def col2im(self, cols, kernel, stride, dilation, padding, size):
@@ -72,9 +73,8 @@ class WgpuModuleOps:
         total = result.numel
         geometry = (kernel, out, stride, dilation, padding, size, cols)
         info = self._conv_info(K.COL2IM, total, n, c, *geometry)
-        cols.rt.launch(
-            K.col2im(cols.dtype), ("r", "rw"), (cols.handle, result.handle), info, _groups(total)
-        )
+        source = K.col2im(cols.dtype, _fixed(c, kernel, out, stride, dilation, padding, size))
+        cols.rt.launch(source, ("r", "rw"), (cols.handle, result.handle), info, _groups(total))
         return result
 
     # ------------------------------------------------------------------ resampling
@@ -108,6 +108,13 @@ class WgpuModuleOps:
         return self._resample_cached(
             grad, dim, size, key, lambda: R.transposed(index, weight, size)
         )
+
+
+def _fixed(channels, kernel, out, stride, dilation, padding, size) -> K.conv.Geometry:
+    """A convolution's geometry as the hashable tuple the specialised kernels are made for."""
+    ints = lambda v: tuple(int(x) for x in v)  # noqa: E731
+    return (int(channels), ints(kernel), ints(out), ints(stride), ints(dilation),
+            ints(padding), ints(size))  # fmt: skip
 
 
 def _content(index: np.ndarray, weight: np.ndarray) -> tuple:

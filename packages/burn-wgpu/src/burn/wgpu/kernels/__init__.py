@@ -22,7 +22,7 @@ cheap to look up in the pipeline cache.
 | `indexing` | `gather`, `scatter_add` |
 | `sort` | a stable bitonic sort |
 | `matrix` | tiled batched matmul, and its vec4 form |
-| `conv` | `im2col`, `col2im` |
+| `conv` | `im2col`, `col2im`, each made for one convolution geometry |
 | `resampling` | separable resampling by a table of taps |
 
 `wgsl` holds what they share (element types, the binding header, the 1-D entry point) and

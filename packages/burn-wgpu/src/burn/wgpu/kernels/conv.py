@@ -4,9 +4,18 @@ pools (forward and gradients), one pass each.
 `im2col` gathers what every kernel tap sees (where the default writes one slice per tap plus
 a cat); `col2im`, its adjoint, sums into each input element the taps that read it (no atomics,
 a fixed order).
+
+Both are made for one geometry (`Geometry`): channels, kernel, sizes, strides and padding are
+WGSL constants. Splitting a flat index into coordinates costs a dozen integer divisions per
+element; by constants the shader compiler turns them into multiplies and shifts, several times
+faster on a large GPU than reading the sizes from info words. A network has a few convolution
+shapes, so the pipelines are few. The info words keep the whole geometry (the layouts below);
+the kernels read the source's offset and strides, and the padding value, from them.
 """
 
 from __future__ import annotations
+
+from math import prod
 
 from burn.tensor import DType
 from burn.wgpu.kernels.layout import Dims, InfoLayout, Word
@@ -43,41 +52,49 @@ IM2COL = _conv_layout("im2col", 2, Word("value"))
 COL2IM = _conv_layout("col2im", 3)
 
 
+Geometry = tuple[int, tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...],
+                 tuple[int, ...], tuple[int, ...]]  # fmt: skip
+"""(channels, kernel, out, stride, dilation, padding, size): per spatial dim but channels."""
+
+
+def _split(index: str, names: list[str], sizes: list[int], rest: str) -> list[str]:
+    """WGSL splitting `index` into row-major coordinates `names` of `sizes` (the last fastest);
+    what is left above them goes to `rest`."""
+    lines = [f"    var {rest} = {index};"]
+    for name, size in zip(reversed(names), reversed(sizes), strict=True):
+        lines.append(f"    let {name} = {rest} % {size}u;")
+        lines.append(f"    {rest} = {rest} / {size}u;")
+    return lines
+
+
 @kernel
-def im2col(dtype: DType) -> str:
+def im2col(dtype: DType, geometry: Geometry) -> str:
     """`x [N, C, *size]` (strided) -> `[N, C, taps, *out]`: what each kernel tap sees.
 
-    One thread per output element; positions in the padding read `value`. Layout `IM2COL`.
-    """
+    One thread per output element; positions in the padding read `value`. Layout `IM2COL`."""
+    channels, ks, out, stride, dilation, padding, size = geometry
+    nd = len(ks)
     t = store(dtype)
+    lines = _split("i", [f"o{d}" for d in range(nd)], list(out), "rem")
+    lines += [
+        f"    let tap = rem % {prod(ks)}u;",
+        f"    let c = (rem / {prod(ks)}u) % {channels}u;",
+        f"    let n = rem / {prod(ks) * channels}u;",
+        "    var src = info_src_offset() + n * info_src_strides(0u) + c * info_src_strides(1u);",
+        "    var valid = true;",
+    ]
+    lines += _split("tap", [f"j{d}" for d in range(nd)], list(ks), "trem")
+    for d in range(nd):
+        lines += [
+            f"    let p{d} = i32(o{d} * {stride[d]}u + j{d} * {dilation[d]}u) - {padding[d]};",
+            f"    valid = valid && p{d} >= 0 && p{d} < {size[d]};",
+            f"    src = src + u32(max(p{d}, 0)) * info_src_strides({2 + d}u);",
+        ]
+    body = "\n".join(lines)
     return (
         header(IM2COL, [("x", t, "r"), ("out", t, "rw")], dtype)
         + ENTRY_1D
-        + f"""    let nd = info_nd();
-    var rem = i;
-    var oc: array<u32, 3>;
-    for (var d = nd; d > 0u; d = d - 1u) {{
-        oc[d - 1u] = rem % info_out(d - 1u);
-        rem = rem / info_out(d - 1u);
-    }}
-    let tap = rem % info_taps();
-    rem = rem / info_taps();
-    let c = rem % info_channels();
-    let n = rem / info_channels();
-    var src = info_src_offset() + n * info_src_strides(0u) + c * info_src_strides(1u);
-    var valid = true;
-    var trem = tap;
-    for (var d = nd; d > 0u; d = d - 1u) {{
-        let k = d - 1u;
-        let j = trem % info_kernel(k);
-        trem = trem / info_kernel(k);
-        let pos = i32(oc[k] * info_stride(k) + j * info_dilation(k)) - i32(info_padding(k));
-        if (pos < 0 || pos >= i32(info_size(k))) {{
-            valid = false;
-        }} else {{
-            src = src + u32(pos) * info_src_strides(2u + k);
-        }}
-    }}
+        + f"""{body}
     if (valid) {{
         out[i] = x[src];
     }} else {{
@@ -89,44 +106,39 @@ def im2col(dtype: DType) -> str:
 
 
 @kernel
-def col2im(dtype: DType) -> str:
+def col2im(dtype: DType, geometry: Geometry) -> str:
     """Adjoint of `im2col`: `cols [N, C, taps, *out]` (strided) summed into `[N, C, *size]`.
 
-    One thread per output element gathers the taps that read it. Layout `COL2IM`.
-    """
+    One thread per output element gathers the taps that read it. Layout `COL2IM`."""
+    channels, ks, out, stride, dilation, padding, size = geometry
+    nd = len(ks)
     t, c = store(dtype), compute(dtype)
+    lines = _split("i", [f"y{d}" for d in range(nd)], list(size), "rem")
+    lines += [
+        f"    let ch = rem % {channels}u;",
+        f"    let n = rem / {channels}u;",
+        "    let base = info_src_offset() + n * info_src_strides(0u) + ch * info_src_strides(1u);",
+        f"    var acc: {c} = {zero(dtype)};",
+        f"    for (var tap = 0u; tap < {prod(ks)}u; tap = tap + 1u) {{",
+        "        var at_ = base + tap * info_src_strides(2u);",
+        "        var valid = true;",
+    ]
+    lines += [
+        "    " + line for line in _split("tap", [f"j{d}" for d in range(nd)], list(ks), "trem")
+    ]
+    for d in range(nd):
+        lines += [
+            f"        let q{d} = i32(y{d}) + {padding[d]} - i32(j{d} * {dilation[d]}u);",
+            f"        valid = valid && q{d} >= 0 && q{d} % {stride[d]} == 0"
+            f" && q{d} / {stride[d]} < {out[d]};",
+            f"        at_ = at_ + u32(max(q{d}, 0) / {stride[d]}) * info_src_strides({3 + d}u);",
+        ]
+    lines += [f"        if (valid) {{ acc = acc + {c}(cols[at_]); }}", "    }"]
+    body = "\n".join(lines)
     return (
         header(COL2IM, [("cols", t, "r"), ("out", t, "rw")], dtype)
         + ENTRY_1D
-        + f"""    let nd = info_nd();
-    var rem = i;
-    var yc: array<u32, 3>;
-    for (var d = nd; d > 0u; d = d - 1u) {{
-        yc[d - 1u] = rem % info_size(d - 1u);
-        rem = rem / info_size(d - 1u);
-    }}
-    let ch = rem % info_channels();
-    let n = rem / info_channels();
-    let base = info_src_offset() + n * info_src_strides(0u) + ch * info_src_strides(1u);
-    var acc: {c} = {zero(dtype)};
-    for (var tap = 0u; tap < info_taps(); tap = tap + 1u) {{
-        var at_ = base + tap * info_src_strides(2u);
-        var valid = true;
-        var trem = tap;
-        for (var d = nd; d > 0u; d = d - 1u) {{
-            let k = d - 1u;
-            let j = trem % info_kernel(k);
-            trem = trem / info_kernel(k);
-            let num = i32(yc[k] + info_padding(k)) - i32(j * info_dilation(k));
-            let s = i32(info_stride(k));
-            if (num < 0 || num % s != 0 || num / s >= i32(info_out(k))) {{
-                valid = false;
-            }} else {{
-                at_ = at_ + u32(num / s) * info_src_strides(3u + k);
-            }}
-        }}
-        if (valid) {{ acc = acc + {c}(cols[at_]); }}
-    }}
+        + f"""{body}
     out[i] = {t}(acc);
 }}
 """
