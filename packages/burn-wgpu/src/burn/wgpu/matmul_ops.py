@@ -58,7 +58,8 @@ def split_k(m: int, n: int, k: int, batches: int) -> int:
     if groups * 2 > SPLIT_TARGET_GROUPS or k < max(4 * SPLIT_MIN_SLICE, 2 * min(m, n)):
         return 1
     want = min(SPLIT_TARGET_GROUPS // groups, k // SPLIT_MIN_SLICE)
-    divisors = [s for s in range(want, 1, -1) if k % s == 0]
+    # Fewer than 4 slices do not repay the extra launch that sums them.
+    divisors = [s for s in range(want, 3, -1) if k % s == 0]
     return next((s for s in divisors if (k // s) % 4 == 0), divisors[0] if divisors else 1)
 
 
