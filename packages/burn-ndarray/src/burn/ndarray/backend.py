@@ -10,12 +10,13 @@ import numpy as np
 from burn.backend import Backend, Capabilities
 from burn.ndarray import elementwise
 from burn.ndarray.device import NdArrayDevice
+from burn.ndarray.fused import NdArrayFusedOps
 from burn.ndarray.module_ops import NdArrayModuleOps
 from burn.tensor import DType, TensorData
 from burn.tensor.errors import OutOfRangeError
 
 
-class NdArrayBackend(NdArrayModuleOps, Backend):
+class NdArrayBackend(NdArrayFusedOps, NdArrayModuleOps, Backend):
     """numpy-backed CPU backend. Use the `NdArray` instance."""
 
     name = "ndarray"
