@@ -6,6 +6,8 @@ return views where numpy can (tensors are immutable, so sharing memory is safe).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from burn.backend import Backend, Capabilities
 from burn.ndarray import elementwise
@@ -13,6 +15,7 @@ from burn.ndarray.device import NdArrayDevice
 from burn.ndarray.fused import NdArrayFusedOps
 from burn.ndarray.module_ops import NdArrayModuleOps
 from burn.tensor import DType, TensorData
+from burn.tensor.distribution import Bernoulli
 from burn.tensor.errors import OutOfRangeError
 
 
@@ -77,6 +80,8 @@ class NdArrayBackend(NdArrayFusedOps, NdArrayModuleOps, Backend):
         return np.arange(start, end, step, dtype=dtype.numpy)
 
     def random(self, shape, distribution, dtype: DType, device):
+        if isinstance(distribution, Bernoulli) and dtype.is_float:
+            return _bernoulli(self.rng(), tuple(shape), distribution.prob).astype(dtype.numpy)
         return distribution.sample(self.rng(), tuple(shape)).astype(dtype.numpy)
 
     def scalar_like(self, p, value):
@@ -203,6 +208,20 @@ class NdArrayBackend(NdArrayFusedOps, NdArrayModuleOps, Backend):
 
     def float_is_nan(self, tensor):
         return np.isnan(tensor)
+
+
+def _bernoulli(rng: np.random.Generator, shape: tuple[int, ...], prob: float) -> np.ndarray:
+    """Bool draws, True with probability `prob` (to 2**-32), from raw 32-bit words.
+
+    Dropout draws a mask per step as large as its input: comparing the generator's raw words
+    with a threshold makes no float uniforms (twice as fast as `rng.random() < prob`).
+    """
+    n = math.prod(shape)
+    if prob <= 0.0 or prob >= 1.0 or n == 0:
+        return np.full(shape, prob >= 1.0)
+    words = rng.bit_generator.random_raw((n + 1) // 2).view(np.uint32)[:n]
+    threshold = np.uint32(min(round(prob * 2.0**32), 2**32 - 1))
+    return (words < threshold).reshape(shape)
 
 
 _REDUCE = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}
