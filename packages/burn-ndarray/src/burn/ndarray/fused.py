@@ -12,6 +12,7 @@ use the contract's composition, whose `erf` is exact to float64.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -23,7 +24,6 @@ _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 # Elements per block: a few arrays of this size fit in a core's L2 cache.
 _BLOCK = 1 << 14
-_FAST = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _blocks(x: np.ndarray, *others: np.ndarray):
@@ -94,56 +94,78 @@ def _swap(x: np.ndarray) -> np.ndarray:
     return np.swapaxes(x, -1, -2)
 
 
-class NdArrayFusedOps(ModuleOps, ActivationOps):
-    """Overrides of the fusable activation and module ops for numpy float32/float64 arrays;
-    other dtypes (float16, bfloat16) keep the contract's composition."""
+def _in_working_precision(kernel):
+    """`kernel` run in float32 for float16/bfloat16 inputs, its results cast back.
 
+    numpy's BLAS and ufuncs have no half precision (bfloat16 matmuls even come back as
+    float32), so half inputs are computed as float32 and every result gets the first input's
+    dtype; float32 and float64 inputs run as they are.
+    """
+
+    @functools.wraps(kernel)
+    def method(self, *args):
+        dtype = args[0].dtype
+        if dtype.itemsize >= 4:
+            return kernel(self, *args)
+        out = kernel(self, *(_widened(a) for a in args))
+        if isinstance(out, tuple):
+            return tuple(o.astype(dtype) for o in out)
+        return out.astype(dtype)
+
+    return method
+
+
+def _widened(a):
+    if isinstance(a, np.ndarray) and a.dtype.kind != "b" and a.dtype.itemsize < 4:
+        return a.astype(np.float32)
+    return a
+
+
+class NdArrayFusedOps(ModuleOps, ActivationOps):
+    """Overrides of the fusable activation and module ops (any float dtype)."""
+
+    @_in_working_precision
     def gelu(self, x):
-        if x.dtype != np.float32:
-            return super().gelu(x)
+        if x.dtype == np.float64:
+            return super().gelu(x)  # the composition, with the float64-exact erf
         return _gelu_f32(x)
 
+    @_in_working_precision
     def gelu_backward(self, x, grad):
-        if x.dtype != np.float32:
+        if x.dtype == np.float64:
             return super().gelu_backward(x, grad)
         return _gelu_backward_f32(x, grad)
 
+    @_in_working_precision
     def softmax(self, x, dim):
-        if x.dtype not in _FAST:
-            return super().softmax(x, dim)
         return _softmax(x, dim)
 
+    @_in_working_precision
     def softmax_backward(self, output, grad, dim):
-        if output.dtype not in _FAST:
-            return super().softmax_backward(output, grad, dim)
         return _softmax_backward(output, grad, dim)
 
+    @_in_working_precision
     def log_softmax(self, x, dim):
-        if x.dtype not in _FAST:
-            return super().log_softmax(x, dim)
         out = np.subtract(x, x.max(axis=dim, keepdims=True))
         with np.errstate(divide="ignore"):
             out -= np.log(np.exp(out).sum(axis=dim, keepdims=True))
         return out
 
+    @_in_working_precision
     def log_softmax_backward(self, output, grad, dim):
-        if output.dtype not in _FAST:
-            return super().log_softmax_backward(output, grad, dim)
         out = np.exp(output)
         out *= grad.sum(axis=dim, keepdims=True)
         return np.subtract(grad, out, out=out)
 
+    @_in_working_precision
     def layer_norm(self, x, gamma, beta, epsilon):
-        if x.dtype not in _FAST:
-            return super().layer_norm(x, gamma, beta, epsilon)
         out, _ = _layer_norm_parts(x, epsilon)
         out *= gamma
         out += beta
         return out
 
+    @_in_working_precision
     def layer_norm_backward(self, x, gamma, output_grad, epsilon):
-        if x.dtype not in _FAST:
-            return super().layer_norm_backward(x, gamma, output_grad, epsilon)
         d = x.shape[-1]
         normalized, rstd = _layer_norm_parts(x, epsilon)
         rows = output_grad.reshape(-1, d)
@@ -157,9 +179,8 @@ class NdArrayFusedOps(ModuleOps, ActivationOps):
         g *= rstd
         return g, gamma_grad, beta_grad
 
+    @_in_working_precision
     def attention(self, query, key, value, mask, mask_value, dropout_mask, scale):
-        if query.dtype not in _FAST:
-            return super().attention(query, key, value, mask, mask_value, dropout_mask, scale)
         scores = np.matmul(query * query.dtype.type(scale), _swap(key))
         if mask is not None:
             np.copyto(scores, query.dtype.type(mask_value), where=mask)
@@ -167,6 +188,7 @@ class NdArrayFusedOps(ModuleOps, ActivationOps):
         kept = weights if dropout_mask is None else weights * dropout_mask
         return weights, np.matmul(kept, value)
 
+    @_in_working_precision
     def attention_backward(
         self,
         query,
@@ -179,18 +201,6 @@ class NdArrayFusedOps(ModuleOps, ActivationOps):
         weights_grad,
         context_grad,
     ):
-        if query.dtype not in _FAST:
-            return super().attention_backward(
-                query,
-                key,
-                value,
-                weights,
-                mask,
-                dropout_mask,
-                scale,
-                weights_grad,
-                context_grad,
-            )
         if context_grad is None:
             value_grad = np.zeros_like(value)
             grad = weights_grad
