@@ -13,6 +13,7 @@ from burn.backend import Backend, Capabilities
 from burn.ndarray import elementwise
 from burn.ndarray.device import NdArrayDevice
 from burn.ndarray.fused import NdArrayFusedOps
+from burn.ndarray.heap import keep_freed_memory
 from burn.ndarray.module_ops import NdArrayModuleOps
 from burn.tensor import DType, TensorData
 from burn.tensor.distribution import Bernoulli
@@ -228,3 +229,4 @@ _REDUCE = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}
 
 NdArray = NdArrayBackend()
 NdArrayDevice.backend = NdArray
+keep_freed_memory()

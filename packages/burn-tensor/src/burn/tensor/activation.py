@@ -2,8 +2,8 @@
 
 Functions with an op in the backend's `ActivationOps` (relu, gelu, sigmoid, log_sigmoid,
 leaky_relu, hard_sigmoid, prelu, softmax, log_softmax) call it, so a backend (or the autodiff
-decorator) can run each as one kernel with its own backward. The rest are composed from Tensor ops, written so that
-large inputs neither overflow nor lose precision.
+decorator) can run each as one kernel with its own backward. The rest are composed from Tensor
+ops, written so that large inputs neither overflow nor lose precision.
 
 ```python
 from burn.tensor import Tensor, activation

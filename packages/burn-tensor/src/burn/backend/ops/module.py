@@ -434,7 +434,7 @@ class ModuleOps(ModuleBlocks):
     def layer_norm_backward(
         self, x: Any, gamma: Any, output_grad: Any, epsilon: float
     ) -> tuple[Any, Any, Any]:
-        """Gradients of layer_norm with respect to `(x, gamma, beta)`, recomputing the statistics."""
+        """Gradients of layer_norm for `(x, gamma, beta)`; the statistics are recomputed."""
         shape = tuple(self.shape(x))
         rank, d = len(shape), shape[-1]
         centered, rstd = self._layer_norm_parts(x, epsilon)
