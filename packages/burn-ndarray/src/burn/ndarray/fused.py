@@ -23,7 +23,7 @@ from burn.ndarray.erf import erf_f32
 _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 # Elements per block: a few arrays of this size fit in a core's L2 cache.
-_BLOCK = 1 << 14
+_BLOCK = 1 << 15
 
 
 def _blocks(x: np.ndarray, *others: np.ndarray):
