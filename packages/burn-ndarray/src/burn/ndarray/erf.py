@@ -119,31 +119,25 @@ def erf(x: np.ndarray) -> np.ndarray:
 
 _F32_CLIP = np.float32(3.925)
 # Fitted by `tools/fit_erf_f32.py`; powers of x^2 from the highest down (Horner's order).
-_F32_NUM = tuple(
-    np.float32(c)
-    for c in (
+_F32_NUM = np.array(
+    [
         2.0461414842759713e-06,
         2.848421042873246e-04,
         3.772266571921695e-03,
         5.27684195445896e-02,
         1.9058641598146042e-01,
         1.1283791458465593e00,
-    )
+    ],
+    dtype=np.float32,
 )
-_F32_DEN = tuple(
-    np.float32(c)
-    for c in (
-        3.804890259396854e-05,
-        1.1637988381512383e-03,
-        1.4982618752216141e-02,
-        1.1417977207439911e-01,
-        5.022355447968814e-01,
-        1.0,
-    )
+_F32_DEN = np.array(
+    [3.804890259396854e-05, 1.1637988381512383e-03, 1.4982618752216141e-02]
+    + [1.1417977207439911e-01, 5.022355447968814e-01, 1.0],
+    dtype=np.float32,
 )
 
 
-def _horner(coefficients: tuple[np.float32, ...], t: np.ndarray) -> np.ndarray:
+def _horner(coefficients: np.ndarray, t: np.ndarray) -> np.ndarray:
     out = t * coefficients[0]
     for c in coefficients[1:-1]:
         out += c
