@@ -66,9 +66,10 @@ def _gelu_backward_f32(x: np.ndarray, grad: np.ndarray) -> np.ndarray:
 
 
 def _softmax(x: np.ndarray, dim: int) -> np.ndarray:
-    out = np.subtract(x, x.max(axis=dim, keepdims=True))
-    np.exp(out, out=out)
-    out /= out.sum(axis=dim, keepdims=True)
+    with np.errstate(invalid="ignore"):  # a row of -inf is NaN, as IEEE and the composition say
+        out = np.subtract(x, x.max(axis=dim, keepdims=True))
+        np.exp(out, out=out)
+        out /= out.sum(axis=dim, keepdims=True)
     return out
 
 
@@ -122,7 +123,11 @@ def _widened(a):
 
 
 class NdArrayFusedOps(ModuleOps, ActivationOps):
-    """Overrides of the fusable activation and module ops (any float dtype)."""
+    """Overrides of the fusable activation and module ops (any float dtype).
+
+    Softmax and log-softmax are elementwise passes and reductions, which numpy runs in any
+    float dtype, so they keep their input's precision throughout, as the composition did; the
+    kernels with matmuls or many steps run half precision in float32."""
 
     @_in_working_precision
     def gelu(self, x):
@@ -136,22 +141,18 @@ class NdArrayFusedOps(ModuleOps, ActivationOps):
             return super().gelu_backward(x, grad)
         return _gelu_backward_f32(x, grad)
 
-    @_in_working_precision
     def softmax(self, x, dim):
         return _softmax(x, dim)
 
-    @_in_working_precision
     def softmax_backward(self, output, grad, dim):
         return _softmax_backward(output, grad, dim)
 
-    @_in_working_precision
     def log_softmax(self, x, dim):
-        out = np.subtract(x, x.max(axis=dim, keepdims=True))
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = np.subtract(x, x.max(axis=dim, keepdims=True))
             out -= np.log(np.exp(out).sum(axis=dim, keepdims=True))
         return out
 
-    @_in_working_precision
     def log_softmax_backward(self, output, grad, dim):
         out = np.exp(output)
         out *= grad.sum(axis=dim, keepdims=True)
