@@ -147,3 +147,34 @@ def test_dropout_mask_statistics():
     assert values.dtype == np.float32
     np.testing.assert_allclose(np.unique(values), [0.0, 1.0 / 0.9], rtol=1e-6)
     assert abs((values == 0).mean() - 0.1) < 0.004
+
+
+def test_quiet_softmax_attention_with_both_masks():
+    """`quiet_softmax` attention keeps its composition: exp(s) / (1 + sum exp(s)) per query,
+    with the padding and attention masks both applied (at `min_float`)."""
+    rng = np.random.default_rng(8)
+    mha = nn.MultiHeadAttentionConfig(8, 2, dropout=0.0, quiet_softmax=True).init()
+    x = rng.normal(size=(2, 4, 8))
+    pad = np.array([[False, False, False, True], [False, False, False, False]])
+    causal = np.broadcast_to(np.triu(np.ones((4, 4), dtype=bool), 1), (2, 4, 4)).copy()
+    inp = (
+        nn.MhaInput.self_attn(Tensor.from_data(x.astype(np.float32)))
+        .with_mask_pad(Tensor.from_data(pad))
+        .with_mask_attn(Tensor.from_data(causal))
+    )
+    weights = mha.forward(inp).weights.to_data().array.astype(np.float64)
+
+    def project(linear):
+        return x @ linear.weight.val().to_data().array + linear.bias.val().to_data().array
+
+    def heads(a):
+        return a.reshape(2, 4, 2, 4).transpose(0, 2, 1, 3)
+
+    q, k = heads(project(mha.query)), heads(project(mha.key))
+    scores = q @ k.transpose(0, 1, 3, 2) / 2.0
+    masked = pad[:, None, None, :] | causal[:, None, :, :]
+    scores = np.where(masked, -1.0e4, scores)
+    m = scores.max(-1, keepdims=True)
+    e = np.exp(scores - m)
+    want = e / (np.exp(-m) + e.sum(-1, keepdims=True))
+    np.testing.assert_allclose(weights, want, rtol=1e-5, atol=1e-7)
