@@ -306,10 +306,12 @@ NOTES = """How to read it:
   autodiff backend (PyTorch: under `no_grad`). Both sides run float32 in training mode, with the
   same weights, and agree on the loss and on every gradient (checked with dropout off before
   timing).
-- The encoder's time goes to matmuls of a few thousand rows, where NumPy's BLAS and PyTorch's
-  are on a par (see the matmul rows of the NdArray table); the difference is most likely in the
-  rest: softmax, GELU, layer norms and dropout run as separate NumPy passes, each with its own
-  backward rule, where PyTorch has dedicated CPU kernels.
+- The encoder's time goes mostly to matmuls of a few thousand rows, where NumPy's BLAS and
+  PyTorch's are on a par (see the matmul rows of the NdArray table). Attention, layer norm,
+  softmax and GELU are contract ops that NdArray runs as numpy kernels of a few in-place passes
+  each, with one autodiff node and a dedicated backward op apiece, as PyTorch's CPU kernels;
+  dropout masks come from raw random words, and freed arrays stay in the process for the next
+  step (`burn.ndarray.heap`) instead of coming back as fresh pages to fault in.
 - The LSTM is the other extreme: 50 time steps of small matmuls ([32, 128] and [32, 256] against
   [.., 256]), so the cost is the number of ops rather than their size. Ours runs each gate as
   its own pair of Linear layers, step by step, and records every op in the graph; PyTorch's

@@ -195,6 +195,49 @@ class ModuleRules:
         out = inner.sigmoid(x.value)
         return self._track(out, (x,), lambda g, t: (inner.sigmoid_backward(out, g),), "sigmoid")
 
+    def softmax(self, x, dim):
+        inner = self._inner
+        out = inner.softmax(x.value, dim)
+        return self._track(
+            out, (x,), lambda g, t: (inner.softmax_backward(out, g, dim),), "softmax"
+        )
+
+    def log_softmax(self, x, dim):
+        inner = self._inner
+        out = inner.log_softmax(x.value, dim)
+        return self._track(
+            out, (x,), lambda g, t: (inner.log_softmax_backward(out, g, dim),), "log_softmax"
+        )
+
+    # Fused module ops with a backward op: one node (two for attention's two outputs).
+    def layer_norm(self, x, gamma, beta, epsilon):
+        inner = self._inner
+        xv, gv = x.value, gamma.value
+
+        def backward(g, tracked):
+            return inner.layer_norm_backward(xv, gv, g, epsilon)
+
+        out = inner.layer_norm(xv, gv, beta.value, epsilon)
+        return self._track(out, (x, gamma, beta), backward, "layer_norm")
+
+    def attention(self, query, key, value, mask, mask_value, dropout_mask, scale):
+        inner = self._inner
+        q, k, v = query.value, key.value, value.value
+        m = None if mask is None else mask.value
+        drop = None if dropout_mask is None else dropout_mask.value
+        weights, context = inner.attention(q, k, v, m, mask_value, drop, scale)
+
+        def backward(weights_grad, context_grad):
+            return inner.attention_backward(
+                q, k, v, weights, m, drop, scale, weights_grad, context_grad
+            )
+
+        inputs = (query, key, value)
+        return (
+            self._track(weights, inputs, lambda g, t: backward(g, None), "attention_weights"),
+            self._track(context, inputs, lambda g, t: backward(None, g), "attention"),
+        )
+
     # Activations without a backward op: the rule is written with the inner backend's ops.
     def leaky_relu(self, x, negative_slope):
         inner = self._inner

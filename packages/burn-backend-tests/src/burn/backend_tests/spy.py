@@ -109,6 +109,32 @@ _BLOCKS: dict[str, Callable[[Maker], list[Any]]] = {
     ],
 }
 
+
+def _attention_values(make: Maker) -> dict[str, Any]:
+    """Arguments of layer norm and attention, by parameter name: `[1, 2, 3, 4]` tensors."""
+    x = np.linspace(-1.0, 1.0, 24).reshape(1, 2, 3, 4)
+    weights = np.full((1, 2, 3, 3), 1.0 / 3.0)
+    return {
+        "x": make.prim("float", x, track=True),
+        "gamma": make.prim("float", [1.0, 0.5, 2.0, 1.5], track=True),
+        "beta": make.prim("float", [0.0, 0.1, 0.2, 0.3], track=True),
+        "epsilon": 1e-5,
+        "output_grad": make.prim("float", np.ones((1, 2, 3, 4))),
+        "query": make.prim("float", x, track=True),
+        "key": make.prim("float", x[..., ::-1].copy(), track=True),
+        "value": make.prim("float", x * 2.0, track=True),
+        "mask": make.prim("bool", np.eye(3, dtype=bool)[None, None]),
+        "mask_value": -1.0e4,
+        "dropout_mask": make.prim("float", np.ones((1, 2, 3, 3))),
+        "scale": 0.5,
+        "weights": make.prim("float", weights),
+        "weights_grad": make.prim("float", np.ones((1, 2, 3, 3))),
+        "context_grad": make.prim("float", np.ones((1, 2, 3, 4))),
+    }
+
+
+_ATTENTION_OPS = frozenset({"layer_norm", "layer_norm_backward", "attention", "attention_backward"})
+
 _SPATIAL = re.compile(r"(\d)d")
 
 
@@ -124,6 +150,9 @@ def _module_arguments(op: str, params: list[str], make: Maker) -> list[Any] | No
         return None
     if op in _BLOCKS:
         return _BLOCKS[op](make)
+    if op in _ATTENTION_OPS:
+        values = _attention_values(make)
+        return [values[p] for p in params]
     if op.startswith("embedding"):
         values = {
             "weights": make.prim("float", np.arange(8.0).reshape(4, 2), track=True),

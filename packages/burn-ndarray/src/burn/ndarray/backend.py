@@ -6,16 +6,21 @@ return views where numpy can (tensors are immutable, so sharing memory is safe).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from burn.backend import Backend, Capabilities
 from burn.ndarray import elementwise
 from burn.ndarray.device import NdArrayDevice
+from burn.ndarray.fused import NdArrayFusedOps
+from burn.ndarray.heap import keep_freed_memory
 from burn.ndarray.module_ops import NdArrayModuleOps
 from burn.tensor import DType, TensorData
+from burn.tensor.distribution import Bernoulli
 from burn.tensor.errors import OutOfRangeError
 
 
-class NdArrayBackend(NdArrayModuleOps, Backend):
+class NdArrayBackend(NdArrayFusedOps, NdArrayModuleOps, Backend):
     """numpy-backed CPU backend. Use the `NdArray` instance."""
 
     name = "ndarray"
@@ -76,6 +81,8 @@ class NdArrayBackend(NdArrayModuleOps, Backend):
         return np.arange(start, end, step, dtype=dtype.numpy)
 
     def random(self, shape, distribution, dtype: DType, device):
+        if isinstance(distribution, Bernoulli) and dtype.is_float:
+            return _bernoulli(self.rng(), tuple(shape), distribution.prob).astype(dtype.numpy)
         return distribution.sample(self.rng(), tuple(shape)).astype(dtype.numpy)
 
     def scalar_like(self, p, value):
@@ -204,7 +211,22 @@ class NdArrayBackend(NdArrayModuleOps, Backend):
         return np.isnan(tensor)
 
 
+def _bernoulli(rng: np.random.Generator, shape: tuple[int, ...], prob: float) -> np.ndarray:
+    """Bool draws, True with probability `prob` (to 2**-32), from raw 32-bit words.
+
+    Dropout draws a mask per step as large as its input: comparing the generator's raw words
+    with a threshold makes no float uniforms (twice as fast as `rng.random() < prob`).
+    """
+    n = math.prod(shape)
+    if prob <= 0.0 or prob >= 1.0 or n == 0:
+        return np.full(shape, prob >= 1.0)
+    words = rng.bit_generator.random_raw((n + 1) // 2).view(np.uint32)[:n]
+    threshold = np.uint32(min(round(prob * 2.0**32), 2**32 - 1))
+    return (words < threshold).reshape(shape)
+
+
 _REDUCE = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}
 
 NdArray = NdArrayBackend()
 NdArrayDevice.backend = NdArray
+keep_freed_memory()

@@ -17,6 +17,7 @@ from burn.nn.initializer import Initializer, KaimingUniform
 from burn.nn.linear import Linear, LinearConfig
 from burn.tensor import Tensor
 from burn.tensor import activation as F  # noqa: N812 - the functional module
+from burn.tensor.module import attention
 
 
 def generate_autoregressive_mask(batch_size: int, seq_length: int, device=None) -> Tensor:
@@ -194,15 +195,32 @@ class MultiHeadAttention(Module):
 
     def _attend(self, q, k, v, mask_pad, mask_attn) -> tuple[Tensor, Tensor]:
         batch, heads, seq_q, d_k = q.dims()
-        scores = q.matmul(k.swap_dims(2, 3)) / math.sqrt(d_k)
+        mask = None
         if mask_pad is not None:
-            seq_k = mask_pad.dims()[1]
-            scores = scores.mask_fill(mask_pad.reshape([batch, 1, 1, seq_k]), self.min_float)
+            mask = mask_pad.reshape([batch, 1, 1, mask_pad.dims()[1]])
         if mask_attn is not None:
             _, s1, s2 = mask_attn.dims()
-            scores = scores.mask_fill(mask_attn.reshape([batch, 1, s1, s2]), self.min_float)
-        softmax = F.quiet_softmax if self.quiet_softmax else F.softmax
-        weights = softmax(scores, 3)
-        context = self.dropout.forward(weights).matmul(v)
+            attn = mask_attn.reshape([batch, 1, s1, s2])
+            mask = attn if mask is None else mask.bool_or(attn)
+        if self.quiet_softmax:
+            weights, context = self._attend_quiet(q, k, v, mask)
+        else:
+            weights, context = attention(
+                q,
+                k,
+                v,
+                mask,
+                scale=1.0 / math.sqrt(d_k),
+                mask_value=self.min_float,
+                dropout_mask=self.dropout._mask([batch, heads, seq_q, k.dims()[2]], q),
+            )
         context = context.swap_dims(1, 2).reshape([batch, seq_q, heads * d_k])
         return weights, context
+
+    def _attend_quiet(self, q, k, v, mask) -> tuple[Tensor, Tensor]:
+        """Attention with `quiet_softmax`, which has no fused op: composed from tensor ops."""
+        scores = q.matmul(k.swap_dims(2, 3)) / math.sqrt(q.dims()[3])
+        if mask is not None:
+            scores = scores.mask_fill(mask, self.min_float)
+        weights = F.quiet_softmax(scores, 3)
+        return weights, self.dropout.forward(weights).matmul(v)

@@ -34,12 +34,19 @@ class Dropout(Module):
         self.prob = float(prob)
 
     def forward(self, x: Tensor) -> Tensor:
-        if self.prob == 0.0 or not _tracks_gradients(x):
-            return x
+        mask = self._mask(x.dims(), x)
+        return x if mask is None else x * mask
+
+    def _mask(self, shape: list[int], like: Tensor) -> Tensor | None:
+        """What an input of `shape` is multiplied by: 0 where dropped, 1 / (1 - prob) where
+        kept, in `like`'s dtype and device; None when dropout is off (inference, prob 0).
+        Attention takes it to apply dropout to its weights inside its own kernel."""
+        if self.prob == 0.0 or not _tracks_gradients(like):
+            return None
         keep = 1.0 - self.prob
         if keep == 0.0:
-            return x * 0.0
-        mask = x.random_like(Distribution.Bernoulli(keep))
-        return x * mask * (1.0 / keep)
+            return Tensor.zeros(shape, like.device(), like.dtype)
+        mask = Tensor.random(shape, Distribution.Bernoulli(keep), like.device(), like.dtype)
+        return mask * (1.0 / keep)
 
     __call__ = forward

@@ -12,6 +12,7 @@ from burn.module import Module, Param
 from burn.nn._config import config
 from burn.nn.dropout import _tracks_gradients
 from burn.tensor import Tensor
+from burn.tensor.module import layer_norm
 
 
 def _channel_view(t: Tensor, rank: int) -> Tensor:
@@ -137,10 +138,7 @@ class LayerNorm(Module):
         self.epsilon = float(epsilon)
 
     def forward(self, x: Tensor) -> Tensor:
-        rank = x.rank()
-        var, mean = x.var_mean_bias(rank - 1)
-        out = (x - mean) / (var + self.epsilon).sqrt()
-        return out * _last_dim_view(self.gamma.val(), rank) + _last_dim_view(self.beta.val(), rank)
+        return layer_norm(x, self.gamma.val(), self.beta.val(), self.epsilon)
 
     __call__ = forward
 

@@ -1,9 +1,9 @@
 """Activation functions on Float tensors (`burn.tensor.activation`), Burn's v0.14 set.
 
 Functions with an op in the backend's `ActivationOps` (relu, gelu, sigmoid, log_sigmoid,
-leaky_relu, hard_sigmoid, prelu) call it, so a backend (or the autodiff decorator) can run each
-as one kernel with its own backward. The rest are composed from Tensor ops, written so that
-large inputs neither overflow nor lose precision.
+leaky_relu, hard_sigmoid, prelu, softmax, log_softmax) call it, so a backend (or the autodiff
+decorator) can run each as one kernel with its own backward. The rest are composed from Tensor
+ops, written so that large inputs neither overflow nor lose precision.
 
 ```python
 from burn.tensor import Tensor, activation
@@ -125,16 +125,14 @@ def softmax(x: Tensor, dim: int) -> Tensor:
     """exp(x) / sum(exp(x)) along `dim`; the max is subtracted first so exp never overflows."""
     _float(x, "softmax")
     dim = x._dim(dim, "softmax")
-    e = (x - x.detach().max_dim(dim)).exp()
-    return e / e.sum_dim(dim)
+    return x._new(x.backend.softmax(x.primitive, dim))
 
 
 def log_softmax(x: Tensor, dim: int) -> Tensor:
     """x - logsumexp(x) along `dim`, exact where log(softmax(x)) would give -inf."""
     _float(x, "log_softmax")
     dim = x._dim(dim, "log_softmax")
-    shifted = x - x.detach().max_dim(dim)
-    return shifted - shifted.exp().sum_dim(dim).log()
+    return x._new(x.backend.log_softmax(x.primitive, dim))
 
 
 def quiet_softmax(x: Tensor, dim: int) -> Tensor:

@@ -25,6 +25,7 @@ assert y.dims() == [2, 4, 4, 4]
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -39,7 +40,7 @@ from burn.backend.ops.module import (
     conv_transpose_output_sizes,
 )
 from burn.tensor.errors import KindError, OutOfRangeError, RankError, ShapeError
-from burn.tensor.kind import Float, Int, Kind
+from burn.tensor.kind import Bool, Float, Int, Kind
 from burn.tensor.tensor import Tensor
 
 # A per-dim argument: an int for every spatial dim, or one int per spatial dim.
@@ -54,6 +55,7 @@ __all__ = [
     "UnfoldOptions",
     "adaptive_avg_pool1d",
     "adaptive_avg_pool2d",
+    "attention",
     "avg_pool1d",
     "avg_pool2d",
     "conv1d",
@@ -64,6 +66,7 @@ __all__ = [
     "conv_transpose3d",
     "embedding",
     "interpolate",
+    "layer_norm",
     "max_pool1d",
     "max_pool1d_with_indices",
     "max_pool2d",
@@ -476,3 +479,80 @@ def unfold4d(x: Tensor, kernel_size: PerDim, options: UnfoldOptions | None = Non
     opts = UnfoldOptions(stride, padding, dilation)
     _output_sizes(op, x, kernel, stride, padding, dilation)
     return _wrap(x, x.backend.unfold4d(x.primitive, kernel, opts))
+
+
+# ====================================================================== transformer blocks
+
+
+def layer_norm(x: Tensor, gamma: Tensor, beta: Tensor, epsilon: float = 1e-5) -> Tensor:
+    """`(x - mean) / sqrt(var + epsilon) * gamma + beta` over the last dim of `[..., d]`.
+
+    `gamma` and `beta` are `[d]`; the variance is the biased one, as in PyTorch's `layer_norm`.
+    """
+    op = "layer_norm"
+    _float(x, op)
+    d = x.dims()[-1] if x.rank() else 0
+    for role, t in (("gamma", gamma), ("beta", beta)):
+        _float(t, op, role)
+        if t.dims() != [d]:
+            raise ShapeError(f"{op}: {role} must be [{d}] for input {x.dims()}, got {t.dims()}")
+    g, b = x._peer(gamma, op), x._peer(beta, op)
+    return _wrap(x, x.backend.layer_norm(x.primitive, g, b, float(epsilon)))
+
+
+def attention(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    mask: Tensor | None = None,
+    *,
+    scale: float | None = None,
+    mask_value: float = float("-inf"),
+    dropout_mask: Tensor | None = None,
+) -> tuple[Tensor, Tensor]:
+    """Scaled dot-product attention: `(weights, context)`.
+
+    `query [..., seq_q, d_k]`, `key [..., seq_k, d_k]` and `value [..., seq_k, d_v]` share
+    their leading dims (`[batch, heads]` in multi-head attention). The scores
+    `query @ key^T * scale` (default scale `1 / sqrt(d_k)`) take `mask_value` where the Bool
+    `mask` is true (it broadcasts to `[..., seq_q, seq_k]`); `weights` is their softmax over the
+    keys, `[..., seq_q, seq_k]`, and `context = (weights * dropout_mask) @ value`,
+    `[..., seq_q, d_v]`. `dropout_mask` (the weights' shape) holds 0 or `1 / keep` per weight.
+    """
+    op = "attention"
+    for role, t in (("query", query), ("key", key), ("value", value)):
+        _float(t, op, role)
+        if t.rank() != query.rank() or t.rank() < 2:
+            raise RankError(f"{op}: query, key and value need one rank >= 2, got {t.dims()}")
+    q, k, v = query.dims(), key.dims(), value.dims()
+    if q[:-2] != k[:-2] or k[:-1] != v[:-1] or q[-1] != k[-1]:
+        raise ShapeError(
+            f"{op}: query {q}, key {k} and value {v} do not fit [..., seq_q, d_k], "
+            "[..., seq_k, d_k], [..., seq_k, d_v]"
+        )
+    scores = [*q[:-1], k[-2]]
+    m = None
+    if mask is not None:
+        m = query._peer(mask, op, Bool)
+        fits = mask.rank() == len(scores) and all(
+            a in (1, b) for a, b in zip(mask.dims(), scores, strict=True)
+        )
+        if not fits:
+            raise ShapeError(f"{op}: mask {mask.dims()} does not broadcast to scores {scores}")
+    drop = None
+    if dropout_mask is not None:
+        _float(dropout_mask, op, "dropout_mask")
+        if dropout_mask.dims() != scores:
+            raise ShapeError(f"{op}: dropout_mask must be {scores}, got {dropout_mask.dims()}")
+        drop = query._peer(dropout_mask, op)
+    scale = 1.0 / math.sqrt(q[-1]) if scale is None else float(scale)
+    weights, context = query.backend.attention(
+        query.primitive,
+        query._peer(key, op),
+        query._peer(value, op),
+        m,
+        float(mask_value),
+        drop,
+        scale,
+    )
+    return _wrap(query, weights), _wrap(query, context)

@@ -25,6 +25,9 @@ IDX = np.array([[2, 0, 1, 1], [1, 1, 0, 2]])
 IDX1 = np.array([2, 0, 2])
 EMB = np.array([[0, 3, 3], [1, 0, 2]])
 MASK = np.array([[True, False, True], [False, False, True]])
+# Attention over [batch 2, heads 2, seq 3, d 4]: key 2 of batch 0 and key 0 of batch 1 masked.
+ATTN_MASK = np.array([False, False, True, True, False, False]).reshape(2, 1, 1, 3)
+ATTN_DROP = np.where(np.arange(36).reshape(2, 2, 3, 3) % 4 == 1, 0.0, 4.0 / 3.0)
 
 
 class _Burn:
@@ -37,6 +40,9 @@ class _Burn:
     def bools(self, a):
         return tensor(self.backend, np.asarray(a, dtype=bool))
 
+    def floats(self, a):
+        return tensor(self.backend, np.asarray(a), grad_dtype(self.backend))
+
 
 class _Torch:
     def ints(self, a):
@@ -44,6 +50,19 @@ class _Torch:
 
     def bools(self, a):
         return torch.as_tensor(np.asarray(a, dtype=bool))
+
+    def floats(self, a):
+        return torch.as_tensor(np.asarray(a), dtype=torch.float64)
+
+
+def _attention_torch(k, q, key, v, masked: bool, dropped: bool):
+    """(weights, context) written with torch ops, our mask value and dropout mask included."""
+    scores = q @ key.transpose(-1, -2) * 0.5
+    if masked:
+        scores = scores.masked_fill(k.bools(ATTN_MASK), -1.0e4)
+    weights = F.softmax(scores, -1)
+    kept = weights * k.floats(ATTN_DROP) if dropped else weights
+    return weights, kept @ v
 
 
 def _cat(k, a, b):
@@ -497,6 +516,40 @@ CASES = {
         lambda k, x: module.interpolate(x, (5, 7), "bicubic"),
         lambda k, x: F.interpolate(x, (5, 7), mode="bicubic", align_corners=True),
         [(1, 2, 3, 4)],
+        "normal",
+    ),
+    "module.layer_norm": (
+        lambda k, x, g, b: module.layer_norm(x, g, b, 1e-5),
+        lambda k, x, g, b: F.layer_norm(x, (4,), g, b, 1e-5),
+        [(2, 3, 4), (4,), (4,)],
+        "normal",
+    ),
+    "module.attention": (
+        lambda k, q, key, v: module.attention(q, key, v, scale=0.5),
+        lambda k, q, key, v: _attention_torch(k, q, key, v, False, False),
+        [(2, 2, 3, 4), (2, 2, 3, 4), (2, 2, 3, 4)],
+        "normal",
+    ),
+    "module.attention:mask_dropout": (
+        lambda k, q, key, v: module.attention(
+            q,
+            key,
+            v,
+            k.bools(ATTN_MASK),
+            scale=0.5,
+            mask_value=-1.0e4,
+            dropout_mask=k.floats(ATTN_DROP),
+        ),
+        lambda k, q, key, v: _attention_torch(k, q, key, v, True, True),
+        [(2, 2, 3, 4), (2, 2, 3, 4), (2, 2, 3, 4)],
+        "normal",
+    ),
+    "module.attention:sdpa": (
+        lambda k, q, key, v: module.attention(q, key, v, k.bools(ATTN_MASK))[1],
+        lambda k, q, key, v: F.scaled_dot_product_attention(
+            q, key, v, attn_mask=~k.bools(ATTN_MASK)
+        ),
+        [(2, 2, 3, 4), (2, 2, 3, 4), (2, 2, 3, 5)],
         "normal",
     ),
     "module.embedding": (

@@ -2,6 +2,8 @@
 
 Each default is composed from the core, so every backend has them; the autodiff decorator
 uses the `*_backward` ops as its rules, and a backend that fuses them overrides both halves.
+`softmax` and `log_softmax` are here too: PyTorch runs each as one CPU kernel, and a backend
+that does the same saves the four or five passes the composition makes over its input.
 """
 
 from __future__ import annotations
@@ -81,3 +83,24 @@ class ActivationOps(_Core):
     def log_sigmoid_backward(self, x: Any, grad: Any) -> Any:
         """d/dx log_sigmoid(x) = sigmoid(-x) = 1 - sigmoid(x)."""
         return self.binary("mul", grad, self.sigmoid(self.unary("neg", x)))
+
+    def softmax(self, x: Any, dim: int) -> Any:
+        """exp(x) / sum(exp(x)) along `dim`; the max is subtracted first so exp never overflows."""
+        e = self.unary("exp", self.binary("sub", x, self.reduce("max", x, dim)))
+        return self.binary("div", e, self.reduce("sum", e, dim))
+
+    def softmax_backward(self, output: Any, grad: Any, dim: int) -> Any:
+        """Gradient of softmax given its output: `output * (grad - sum(grad * output, dim))`."""
+        dot = self.reduce("sum", self.binary("mul", grad, output), dim)
+        return self.binary("mul", output, self.binary("sub", grad, dot))
+
+    def log_softmax(self, x: Any, dim: int) -> Any:
+        """x - logsumexp(x) along `dim`, finite where log(softmax(x)) would give -inf."""
+        shifted = self.binary("sub", x, self.reduce("max", x, dim))
+        total = self.reduce("sum", self.unary("exp", shifted), dim)
+        return self.binary("sub", shifted, self.unary("log", total))
+
+    def log_softmax_backward(self, output: Any, grad: Any, dim: int) -> Any:
+        """Gradient of log_softmax given its output: `grad - exp(output) * sum(grad, dim)`."""
+        total = self.reduce("sum", grad, dim)
+        return self.binary("sub", grad, self.binary("mul", self.unary("exp", output), total))

@@ -11,6 +11,10 @@ The defaults rest on the building blocks of `module_blocks.py` (`im2col`, `col2i
 gradient is `col2im` of the transposed matmul, pools reduce over the tap dim, interpolation and
 adaptive pooling resample one spatial dim at a time.
 
+`layer_norm` and `attention` (scaled dot-product attention) are module ops too, each with a
+backward op: PyTorch runs them as dedicated CPU kernels, so a backend can override them as a
+whole while every other backend keeps the composition written here.
+
 Layouts are Burn's and PyTorch's: inputs `[N, C, *spatial]`, convolution weights
 `[out, in / groups, *kernel]`, transposed-convolution weights `[in, out / groups, *kernel]`.
 Callers (the functions of `burn.tensor.module`) validate shapes and pass options whose
@@ -72,6 +76,12 @@ class ModuleOps(ModuleBlocks):
 
     Rank, shape and kind checks happen in `burn.tensor.module`; these receive valid primitives.
     """
+
+    if TYPE_CHECKING:
+        # From `ActivationOps`, which `Backend` mixes in beside this group.
+        def softmax(self, x: Any, dim: int) -> Any: ...
+
+        def softmax_backward(self, output: Any, grad: Any, dim: int) -> Any: ...
 
     # ================================================================== convolution
     def conv1d(self, x: Any, weight: Any, bias: Any, options: ConvOptions) -> Any:
@@ -392,3 +402,122 @@ class ModuleOps(ModuleBlocks):
         out = conv_output_sizes(spatial, kernel, options.stride, options.padding, options.dilation)
         cols = self.reshape(output_grad, (n, c, math.prod(kernel), *out))
         return self.col2im(cols, kernel, options.stride, options.dilation, options.padding, spatial)
+
+    # ================================================================== layer norm
+    def _layer_norm_parts(self, x: Any, epsilon: float) -> tuple[Any, Any]:
+        """(x - mean, 1 / sqrt(var + epsilon)) over the last dim, the biased variance."""
+        last = len(self.shape(x)) - 1
+        n = self.shape(x)[last]
+        mean = self.binary_scalar("div", self.reduce("sum", x, last), n)
+        centered = self.binary("sub", x, mean)
+        var = self.binary_scalar(
+            "div", self.reduce("sum", self.binary("mul", centered, centered), last), n
+        )
+        rstd = self.unary("recip", self.unary("sqrt", self.binary_scalar("add", var, epsilon)))
+        return centered, rstd
+
+    def _last_dim_view(self, vector: Any, rank: int) -> Any:
+        return self.reshape(vector, (1,) * (rank - 1) + tuple(self.shape(vector)))
+
+    def layer_norm(self, x: Any, gamma: Any, beta: Any, epsilon: float) -> Any:
+        """`(x - mean) / sqrt(var + epsilon) * gamma + beta` over the last dim of `[..., d]`.
+
+        `gamma` and `beta` are `[d]`; the variance is the biased one, as PyTorch's layer norm.
+        """
+        rank = len(self.shape(x))
+        centered, rstd = self._layer_norm_parts(x, epsilon)
+        scaled = self.binary(
+            "mul", self.binary("mul", centered, rstd), self._last_dim_view(gamma, rank)
+        )
+        return self.binary("add", scaled, self._last_dim_view(beta, rank))
+
+    def layer_norm_backward(
+        self, x: Any, gamma: Any, output_grad: Any, epsilon: float
+    ) -> tuple[Any, Any, Any]:
+        """Gradients of layer_norm for `(x, gamma, beta)`; the statistics are recomputed."""
+        shape = tuple(self.shape(x))
+        rank, d = len(shape), shape[-1]
+        centered, rstd = self._layer_norm_parts(x, epsilon)
+        normalized = self.binary("mul", centered, rstd)
+        rows = (math.prod(shape[:-1]), d)
+        grad_rows = self.reshape(output_grad, rows)
+        beta_grad = self.reshape(self.reduce("sum", grad_rows, 0), (d,))
+        weighted = self.reshape(self.binary("mul", output_grad, normalized), rows)
+        gamma_grad = self.reshape(self.reduce("sum", weighted, 0), (d,))
+        g = self.binary("mul", output_grad, self._last_dim_view(gamma, rank))
+        last = rank - 1
+        g_mean = self.binary_scalar("div", self.reduce("sum", g, last), d)
+        dot = self.binary("mul", g, normalized)
+        dot_mean = self.binary_scalar("div", self.reduce("sum", dot, last), d)
+        inner = self.binary(
+            "sub", self.binary("sub", g, g_mean), self.binary("mul", normalized, dot_mean)
+        )
+        return self.binary("mul", inner, rstd), gamma_grad, beta_grad
+
+    # ================================================================== attention
+    def _transposed(self, x: Any) -> Any:
+        rank = len(self.shape(x))
+        axes = list(range(rank))
+        axes[-1], axes[-2] = axes[-2], axes[-1]
+        return self.permute(x, tuple(axes))
+
+    def attention(
+        self,
+        query: Any,
+        key: Any,
+        value: Any,
+        mask: Any,
+        mask_value: float,
+        dropout_mask: Any,
+        scale: float,
+    ) -> tuple[Any, Any]:
+        """Scaled dot-product attention: `(weights, context)`.
+
+        `query [..., seq_q, d_k]`, `key [..., seq_k, d_k]`, `value [..., seq_k, d_v]` with the
+        same leading dims. The scores `query @ key^T * scale` take `mask_value` where the Bool
+        `mask` (broadcasting to `[..., seq_q, seq_k]`, or None) is true; `weights` is their
+        softmax over the keys and `context = (weights * dropout_mask) @ value`, where
+        `dropout_mask` (the weights' shape, or None) holds 0 or 1 / keep for each weight.
+        """
+        scores = self.binary_scalar("mul", self.float_matmul(query, self._transposed(key)), scale)
+        if mask is not None:
+            scores = self.mask_where(scores, mask, self.scalar_like(scores, mask_value))
+        weights = self.softmax(scores, len(self.shape(scores)) - 1)
+        kept = weights if dropout_mask is None else self.binary("mul", weights, dropout_mask)
+        return weights, self.float_matmul(kept, value)
+
+    def attention_backward(
+        self,
+        query: Any,
+        key: Any,
+        value: Any,
+        weights: Any,
+        mask: Any,
+        dropout_mask: Any,
+        scale: float,
+        weights_grad: Any,
+        context_grad: Any,
+    ) -> tuple[Any, Any, Any]:
+        """Gradients of attention with respect to `(query, key, value)`.
+
+        `weights` is the forward's output; `weights_grad` and `context_grad` are the gradients
+        of its two outputs (either may be None, not both).
+        """
+        if context_grad is None:
+            value_grad = self.full(self.shape(value), 0, self.dtype(value), self.device_of(value))
+            grad = weights_grad
+        else:
+            kept = weights if dropout_mask is None else self.binary("mul", weights, dropout_mask)
+            value_grad = self.float_matmul(self._transposed(kept), context_grad)
+            grad = self.float_matmul(context_grad, self._transposed(value))
+            if dropout_mask is not None:
+                grad = self.binary("mul", grad, dropout_mask)
+            if weights_grad is not None:
+                grad = self.binary("add", grad, weights_grad)
+        scores_grad = self.softmax_backward(weights, grad, len(self.shape(weights)) - 1)
+        if mask is not None:  # masked scores are constants
+            scores_grad = self.mask_where(scores_grad, mask, self.scalar_like(scores_grad, 0))
+        scores_grad = self.binary_scalar("mul", scores_grad, scale)
+        query_grad = self.float_matmul(scores_grad, key)
+        key_grad = self.float_matmul(self._transposed(scores_grad), query)
+        return query_grad, key_grad, value_grad

@@ -1,0 +1,220 @@
+"""`NdArrayFusedOps`: numpy kernels for the ops PyTorch runs as one CPU kernel each.
+
+GELU, softmax, log-softmax, layer norm and scaled dot-product attention, with their backward
+ops. The contract's compositions allocate a new array per step and the autodiff decorator
+records each step; these make a few in-place passes instead, and the decorator records one node
+per op. Each kernel keeps its input's dtype (float32 stays float32: no float64 temporaries).
+
+GELU in float32 evaluates the error function with `erf_f32` (a rational approximation accurate
+to a few float32 units in the last place), in blocks that stay in the CPU cache; other dtypes
+use the contract's composition, whose `erf` is exact to float64.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+from burn.backend.ops.activation import ActivationOps
+from burn.backend.ops.module import ModuleOps
+from burn.ndarray.erf import erf_f32
+
+_INV_SQRT_2 = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+# Elements per block: a few arrays of this size fit in a core's L2 cache.
+_BLOCK = 1 << 15
+
+
+def _blocks(x: np.ndarray, *others: np.ndarray):
+    """Flat, contiguous blocks of `x` and of arrays of its shape, with the matching slices."""
+    flat = [np.ascontiguousarray(a).reshape(-1) for a in (x, *others)]
+    for start in range(0, flat[0].size, _BLOCK):
+        yield tuple(a[start : start + _BLOCK] for a in flat)
+
+
+def _gelu_f32(x: np.ndarray) -> np.ndarray:
+    out = np.empty(x.shape, np.float32)
+    flat_out = out.reshape(-1)
+    start = 0
+    for (xb,) in _blocks(x):
+        cdf = erf_f32(xb * np.float32(_INV_SQRT_2))
+        cdf *= np.float32(0.5)
+        cdf += np.float32(0.5)
+        np.multiply(xb, cdf, out=flat_out[start : start + xb.size])
+        start += xb.size
+    return out
+
+
+def _gelu_backward_f32(x: np.ndarray, grad: np.ndarray) -> np.ndarray:
+    out = np.empty(x.shape, np.float32)
+    flat_out = out.reshape(-1)
+    start = 0
+    for xb, gb in _blocks(x, np.broadcast_to(grad, x.shape)):
+        slope = erf_f32(xb * np.float32(_INV_SQRT_2))
+        slope *= np.float32(0.5)
+        slope += np.float32(0.5)
+        pdf = xb * xb
+        pdf *= np.float32(-0.5)
+        np.exp(pdf, out=pdf)
+        pdf *= xb
+        pdf *= np.float32(_INV_SQRT_2PI)
+        slope += pdf
+        np.multiply(gb, slope, out=flat_out[start : start + xb.size])
+        start += xb.size
+    return out
+
+
+def _softmax(x: np.ndarray, dim: int) -> np.ndarray:
+    with np.errstate(invalid="ignore"):  # a row of -inf is NaN, as IEEE and the composition say
+        out = np.subtract(x, x.max(axis=dim, keepdims=True))
+        np.exp(out, out=out)
+        out /= out.sum(axis=dim, keepdims=True)
+    return out
+
+
+def _softmax_backward(output: np.ndarray, grad: np.ndarray, dim: int) -> np.ndarray:
+    dot = np.multiply(grad, output)
+    out = np.subtract(grad, dot.sum(axis=dim, keepdims=True))
+    out *= output
+    return out
+
+
+def _layer_norm_parts(x: np.ndarray, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
+    """(normalized x, 1 / sqrt(var + epsilon)) over the last dim."""
+    centered = x - x.mean(axis=-1, keepdims=True)
+    var = np.square(centered).mean(axis=-1, keepdims=True)
+    var += x.dtype.type(epsilon)
+    rstd = np.sqrt(var, out=var)
+    np.reciprocal(rstd, out=rstd)
+    centered *= rstd
+    return centered, rstd
+
+
+def _swap(x: np.ndarray) -> np.ndarray:
+    return np.swapaxes(x, -1, -2)
+
+
+def _in_working_precision(kernel):
+    """`kernel` run in float32 for float16/bfloat16 inputs, its results cast back.
+
+    numpy's BLAS and ufuncs have no half precision (bfloat16 matmuls even come back as
+    float32), so half inputs are computed as float32 and every result gets the first input's
+    dtype; float32 and float64 inputs run as they are.
+    """
+
+    @functools.wraps(kernel)
+    def method(self, *args):
+        dtype = args[0].dtype
+        if dtype.itemsize >= 4:
+            return kernel(self, *args)
+        out = kernel(self, *(_widened(a) for a in args))
+        if isinstance(out, tuple):
+            return tuple(o.astype(dtype) for o in out)
+        return out.astype(dtype)
+
+    return method
+
+
+def _widened(a):
+    if isinstance(a, np.ndarray) and a.dtype.kind != "b" and a.dtype.itemsize < 4:
+        return a.astype(np.float32)
+    return a
+
+
+class NdArrayFusedOps(ModuleOps, ActivationOps):
+    """Overrides of the fusable activation and module ops (any float dtype).
+
+    Softmax and log-softmax are elementwise passes and reductions, which numpy runs in any
+    float dtype, so they keep their input's precision throughout, as the composition did; the
+    kernels with matmuls or many steps run half precision in float32."""
+
+    @_in_working_precision
+    def gelu(self, x):
+        if x.dtype == np.float64:
+            return super().gelu(x)  # the composition, with the float64-exact erf
+        return _gelu_f32(x)
+
+    @_in_working_precision
+    def gelu_backward(self, x, grad):
+        if x.dtype == np.float64:
+            return super().gelu_backward(x, grad)
+        return _gelu_backward_f32(x, grad)
+
+    def softmax(self, x, dim):
+        return _softmax(x, dim)
+
+    def softmax_backward(self, output, grad, dim):
+        return _softmax_backward(output, grad, dim)
+
+    def log_softmax(self, x, dim):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = np.subtract(x, x.max(axis=dim, keepdims=True))
+            out -= np.log(np.exp(out).sum(axis=dim, keepdims=True))
+        return out
+
+    def log_softmax_backward(self, output, grad, dim):
+        out = np.exp(output)
+        out *= grad.sum(axis=dim, keepdims=True)
+        return np.subtract(grad, out, out=out)
+
+    @_in_working_precision
+    def layer_norm(self, x, gamma, beta, epsilon):
+        out, _ = _layer_norm_parts(x, epsilon)
+        out *= gamma
+        out += beta
+        return out
+
+    @_in_working_precision
+    def layer_norm_backward(self, x, gamma, output_grad, epsilon):
+        d = x.shape[-1]
+        normalized, rstd = _layer_norm_parts(x, epsilon)
+        rows = output_grad.reshape(-1, d)
+        beta_grad = rows.sum(axis=0)
+        gamma_grad = np.einsum("ij,ij->j", rows, normalized.reshape(-1, d))
+        g = output_grad * gamma
+        dot = np.multiply(g, normalized).mean(axis=-1, keepdims=True)
+        g -= g.mean(axis=-1, keepdims=True)
+        normalized *= dot
+        g -= normalized
+        g *= rstd
+        return g, gamma_grad, beta_grad
+
+    @_in_working_precision
+    def attention(self, query, key, value, mask, mask_value, dropout_mask, scale):
+        scores = np.matmul(query * query.dtype.type(scale), _swap(key))
+        if mask is not None:
+            np.copyto(scores, query.dtype.type(mask_value), where=mask)
+        weights = _softmax(scores, -1)
+        kept = weights if dropout_mask is None else weights * dropout_mask
+        return weights, np.matmul(kept, value)
+
+    @_in_working_precision
+    def attention_backward(
+        self,
+        query,
+        key,
+        value,
+        weights,
+        mask,
+        dropout_mask,
+        scale,
+        weights_grad,
+        context_grad,
+    ):
+        if context_grad is None:
+            value_grad = np.zeros_like(value)
+            grad = weights_grad
+        else:
+            kept = weights if dropout_mask is None else weights * dropout_mask
+            value_grad = np.matmul(_swap(kept), context_grad)
+            grad = np.matmul(context_grad, _swap(value))
+            if dropout_mask is not None:
+                grad *= dropout_mask
+            if weights_grad is not None:
+                grad += weights_grad
+        scores_grad = _softmax_backward(weights, grad, -1)
+        if mask is not None:
+            np.copyto(scores_grad, 0, where=mask)
+        scores_grad *= scores_grad.dtype.type(scale)
+        return np.matmul(scores_grad, key), np.matmul(_swap(scores_grad), query), value_grad
