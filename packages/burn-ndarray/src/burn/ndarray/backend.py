@@ -11,11 +11,12 @@ from burn.backend import Backend, Capabilities
 from burn.ndarray import elementwise
 from burn.ndarray.device import NdArrayDevice
 from burn.ndarray.module_ops import NdArrayModuleOps
+from burn.ndarray.recurrent import NdArrayRecurrentOps
 from burn.tensor import DType, TensorData
 from burn.tensor.errors import OutOfRangeError
 
 
-class NdArrayBackend(NdArrayModuleOps, Backend):
+class NdArrayBackend(NdArrayModuleOps, NdArrayRecurrentOps, Backend):
     """numpy-backed CPU backend. Use the `NdArray` instance."""
 
     name = "ndarray"

@@ -1,5 +1,9 @@
 """Recurrent layers: `Lstm` and `Gru`, built from `GateController`s, batch first.
 
+The LSTM runs its whole sequence as one backend op (`burn.tensor.module.lstm`, with the four
+gates' weights side by side), so NdArray runs it as one numpy loop and an autodiff backend
+records one node for it; the GRU still runs step by step with tensor ops.
+
 Each gate is a `GateController`: one `Linear` for the input and one for the hidden state, so a
 gate's pre-activation is `W_x x + b_x + W_h h + b_h`, PyTorch's formulation (both biases), and
 PyTorch weights load gate by gate (its `weight_ih` rows are the gates, in the order i, f, g, o
@@ -14,7 +18,7 @@ from burn.module import Module
 from burn.nn._config import config
 from burn.nn.initializer import Initializer, XavierNormal
 from burn.nn.linear import Linear, LinearConfig
-from burn.tensor import Tensor
+from burn.tensor import Tensor, module
 from burn.tensor import activation as F  # noqa: N812 - the functional module
 
 
@@ -101,17 +105,29 @@ class Lstm(Module):
         if state is None:
             zeros = Tensor.zeros([batch, self.d_hidden], x.device(), x.dtype)
             state = LstmState(zeros, zeros)
-        cell, hidden = state
-        outputs = []
-        for xt in _steps(x):
-            i = F.sigmoid(self.input_gate.gate_product(xt, hidden))
-            f = F.sigmoid(self.forget_gate.gate_product(xt, hidden))
-            g = F.tanh(self.cell_gate.gate_product(xt, hidden))
-            o = F.sigmoid(self.output_gate.gate_product(xt, hidden))
-            cell = f * cell + i * g
-            hidden = o * F.tanh(cell)
-            outputs.append(hidden)
-        return Tensor.stack(outputs, 1), LstmState(cell, hidden)
+        w_ih, w_hh, bias = self.fused_weights()
+        output, hidden, cell = module.lstm(x, w_ih, w_hh, bias, state.hidden, state.cell)
+        return output, LstmState(cell, hidden)
+
+    def fused_weights(self) -> tuple[Tensor, Tensor, Tensor | None]:
+        """`(w_ih, w_hh, bias)` with the gates side by side in PyTorch's order i, f, g, o, as
+        `burn.tensor.module.lstm` takes them; `bias` sums the input and hidden biases (None
+        without biases). Built per call from the gates, so gradients reach each gate's own
+        parameters and records keep their per-gate layout."""
+        gates = (self.input_gate, self.forget_gate, self.cell_gate, self.output_gate)
+        w_ih = Tensor.cat([g.input_transform.weight.val() for g in gates], 1)
+        w_hh = Tensor.cat([g.hidden_transform.weight.val() for g in gates], 1)
+        biases = []
+        for g in gates:
+            parts = [
+                lin.bias.val()
+                for lin in (g.input_transform, g.hidden_transform)
+                if lin.bias is not None
+            ]
+            if parts:
+                biases.append(parts[0] if len(parts) == 1 else parts[0] + parts[1])
+        bias = Tensor.cat(biases, 0) if len(biases) == len(gates) else None
+        return w_ih, w_hh, bias
 
     __call__ = forward
 

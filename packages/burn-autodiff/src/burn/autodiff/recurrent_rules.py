@@ -1,0 +1,46 @@
+"""The LSTM sequence op under autodiff: one node for the whole sequence.
+
+The inner backend runs `lstm_with_gates` (its own loop where it has one), and the node's rule is
+the inner backend's `lstm_backward`, fed the gates the forward kept, then `lstm_inputs_backward`
+for the inputs that need a gradient (a batch of data needs none). The contract's default would
+also differentiate, op by op through every step; one node keeps both passes in the inner
+backend's loops.
+"""
+
+from __future__ import annotations
+
+from burn.backend import Backend
+
+
+class RecurrentRules:
+    """Mixed into `AutodiffBackend` ahead of the contract's defaults."""
+
+    def lstm(self, x, w_ih, w_hh, bias, h0, c0):
+        args = (x, w_ih, w_hh, bias, h0, c0)
+        if all(a is None or a.node is None for a in args):  # nothing to differentiate
+            values = [None if a is None else a.value for a in args]
+            return self._untracked(self._inner.lstm(*values))
+        return self.lstm_with_gates(*args)[0]
+
+    def lstm_with_gates(self, x, w_ih, w_hh, bias, h0, c0):
+        inner = self._inner
+        xv, wiv, whv, h0v, c0v = x.value, w_ih.value, w_hh.value, h0.value, c0.value
+        bv = None if bias is None else bias.value
+        states, gates = inner.lstm_with_gates(xv, wiv, whv, bv, h0v, c0v)
+
+        def backward(g, tracked):
+            grad_gates, dh0, dc0 = inner.lstm_backward(whv, h0v, c0v, states, gates, g)
+            has_bias = bias is not None
+            needed = (tracked[0], tracked[1], tracked[2], has_bias and tracked[3])
+            dx, dwi, dwh, db = inner.lstm_inputs_backward(xv, wiv, h0v, states, grad_gates, needed)
+            dh0, dc0 = (dh0 if tracked[-2] else None), (dc0 if tracked[-1] else None)
+            return (dx, dwi, dwh, dh0, dc0) if not has_bias else (dx, dwi, dwh, db, dh0, dc0)
+
+        inputs = (x, w_ih, w_hh, h0, c0) if bias is None else (x, w_ih, w_hh, bias, h0, c0)
+        return self._track(states, inputs, backward, "lstm"), self._untracked(gates)
+
+
+for _name in ("lstm", "lstm_with_gates"):
+    _method = vars(RecurrentRules)[_name]
+    _method.__doc__ = getattr(Backend, _name).__doc__
+    _method.__wrapped__ = getattr(Backend, _name)
