@@ -48,7 +48,7 @@ def forwarded(name: str, wrap: Callable[[Any], Any], unwrap: Callable[[Any], Any
         if raw:
             return out
         if isinstance(out, tuple):
-            return tuple(wrap(o) for o in out)
+            return tuple(None if o is None else wrap(o) for o in out)
         return wrap(out)
 
     method.__name__ = name

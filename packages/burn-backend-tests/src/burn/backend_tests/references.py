@@ -210,3 +210,20 @@ def unfold4d(x, kernel, stride=1, padding=0, dilation=1):
 
 def _tup(v, n):
     return (int(v),) * n if np.isscalar(v) else tuple(int(a) for a in v)
+
+
+def lstm(x, w_ih, w_hh, b, h0, c0):
+    """LSTM states step by step, gates i, f, g, o in column blocks: `(output, h_n, c_n)`."""
+    hidden = h0.shape[1]
+    h, c, outputs = h0, c0, []
+    for t in range(x.shape[1]):
+        z = x[:, t] @ w_ih + h @ w_hh + (0.0 if b is None else b)
+        i, f, g, o = (z[:, k * hidden : (k + 1) * hidden] for k in range(4))
+        c = _sigmoid(f) * c + _sigmoid(i) * np.tanh(g)
+        h = _sigmoid(o) * np.tanh(c)
+        outputs.append(h)
+    return np.stack(outputs, 1), h, c
+
+
+def _sigmoid(z):
+    return 1.0 / (1.0 + np.exp(-z))

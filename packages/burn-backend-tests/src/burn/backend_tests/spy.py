@@ -118,12 +118,37 @@ def _rank_of(op: str) -> int:
     return int(found.group(1)) if found else 2
 
 
+def _recurrent_arguments(params: list[str], make: Maker) -> list[Any]:
+    """Arguments of an LSTM op: batch 2, 3 steps, input 2, hidden 2 (gates 8 wide)."""
+    rng = np.random.default_rng(0)
+
+    def normal(*shape: int, track: bool = False) -> Any:
+        return make.prim("float", rng.normal(size=shape) * 0.5, track=track)
+
+    values = {
+        "x": normal(2, 3, 2, track=True),
+        "w_ih": normal(2, 8, track=True),
+        "w_hh": normal(2, 8, track=True),
+        "bias": normal(8, track=True),
+        "h0": normal(2, 2, track=True),
+        "c0": normal(2, 2, track=True),
+        "states": normal(2, 2, 3, 2),
+        "gates": make.prim("float", rng.uniform(0.1, 0.9, size=(2, 3, 8))),
+        "grad": normal(2, 2, 3, 2),
+        "grad_gates": normal(2, 3, 8),
+        "needed": (True, True, True, True),
+    }
+    return [values[p] for p in params]
+
+
 def _module_arguments(op: str, params: list[str], make: Maker) -> list[Any] | None:
     """Arguments of a module op with unit kernels; None when `op` is not a module op."""
     if op not in _public(ModuleOps):
         return None
     if op in _BLOCKS:
         return _BLOCKS[op](make)
+    if op.startswith("lstm"):
+        return _recurrent_arguments(params, make)
     if op.startswith("embedding"):
         values = {
             "weights": make.prim("float", np.arange(8.0).reshape(4, 2), track=True),

@@ -511,7 +511,20 @@ CASES = {
         [(1, 2, 4, 5)],
         "normal",
     ),
+    "module.lstm": (
+        lambda k, x, w_ih, w_hh, b, h0, c0: module.lstm(x, w_ih, w_hh, b, h0, c0),
+        lambda k, x, w_ih, w_hh, b, h0, c0: _torch_lstm(x, w_ih, w_hh, b, h0, c0),
+        [(2, 3, 3), (3, 8), (2, 8), (8,), (2, 2), (2, 2)],
+        "normal",
+    ),
 }
+
+
+def _torch_lstm(x, w_ih, w_hh, b, h0, c0):
+    """torch's LSTM with our layouts: weights transposed, one bias, `(output, h_n, c_n)`."""
+    params = [w_ih.t(), w_hh.t(), b, torch.zeros_like(b)]
+    out, h, c = torch.lstm(x, (h0[None], c0[None]), params, True, 1, 0.0, True, False, True)
+    return out, h[0], c[0]
 
 
 def _slice_fill_torch(x):
