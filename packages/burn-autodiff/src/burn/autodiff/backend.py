@@ -112,10 +112,10 @@ class AutodiffBackend(ModuleRules, RecurrentRules, named.NamedRules, Backend):
         `backward(grad, tracked)` gets the output gradient and a tuple of booleans saying which
         inputs need a gradient; it returns one gradient (or None) per input.
         """
-        parents = tuple(p.node for p in inputs)
-        if all(n is None for n in parents):
+        parents = tuple([p.node for p in inputs])
+        tracked = tuple([n is not None for n in parents])
+        if True not in tracked:
             return ADPrimitive(value)
-        tracked = tuple(n is not None for n in parents)
         node = Node(parents, lambda grad: backward(grad, tracked), name)
         return ADPrimitive(value, node)
 

@@ -80,13 +80,12 @@ def _binary(name: str, op: str):
         out = getattr(inner, name)(a, b)
         if lhs.node is None and rhs.node is None:
             return self._untracked(out)
-        a_shape, b_shape = inner.shape(a), inner.shape(b)
 
         def backward(g, tracked):
             ga, gb = rule(inner, a, b, out, g, tracked)
             return (
-                rules.unbroadcast(inner, ga, a_shape) if ga is not None else None,
-                rules.unbroadcast(inner, gb, b_shape) if gb is not None else None,
+                rules.unbroadcast(inner, ga, inner.shape(a)) if ga is not None else None,
+                rules.unbroadcast(inner, gb, inner.shape(b)) if gb is not None else None,
             )
 
         return self._track(out, (lhs, rhs), backward, name)
