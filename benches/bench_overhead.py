@@ -96,6 +96,9 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", type=Path, help="a directory holding another packages/")
+    parser.add_argument(
+        "--before-name", default="another checkout", help="what --before holds, for the notes"
+    )
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--batches", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="few rounds, no file written")
@@ -138,7 +141,10 @@ def main() -> None:
         "(the machine was shared with other jobs)."
     )
     if args.before:
-        how += " Before and after ran alternately, round by round, in the same run."
+        how += (
+            f" Before: {args.before_name}; after: this checkout. They ran alternately, round by "
+            "round, in the same run."
+        )
     notes = (
         "How to read it: numpy is the floor (the same call on the same arrays). The rest is the "
         "Python a call goes through: `Tensor`'s checks (kind, backend, device, shapes), the "

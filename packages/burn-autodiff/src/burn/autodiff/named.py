@@ -423,11 +423,14 @@ class NamedRules:
     def float_matmul(self, lhs: AD, rhs: AD) -> AD:
         inner = self._inner
         a, b = lhs.value, rhs.value
+        out = inner.float_matmul(a, b)
+        if lhs.node is None and rhs.node is None:
+            return self._untracked(out)
 
         def backward(g, tracked):
             return rules.matmul_backward(inner, a, b, g, tracked)
 
-        return self._track(inner.float_matmul(a, b), (lhs, rhs), backward, "float_matmul")
+        return self._track(out, (lhs, rhs), backward, "float_matmul")
 
     def float_mean_dim(self, tensor: AD, dim: int) -> AD:
         inner = self._inner
