@@ -1,7 +1,7 @@
-"""`nn.Lstm` against `torch.nn.LSTM` with the same weights: outputs, final states and every
-gradient, in float64 and float32, plain and under Autodiff (runs only where torch is
-installed). The layer runs its sequence as one backend op, so these also check that op's
-NdArray loop and its backward through the module's per-gate parameters."""
+"""`nn.Lstm` and `nn.Gru` against `torch.nn.LSTM` and `torch.nn.GRU` with the same weights:
+outputs, final states and every gradient, in float64 and float32 (runs only where torch is
+installed). The layers run their sequence as one backend op, so these also check that op's
+NdArray loop and its backward through the modules' per-gate parameters."""
 
 from __future__ import annotations
 
@@ -103,3 +103,59 @@ def test_lstm_gradients_match_torch(dtype):
             np.testing.assert_allclose(
                 bias, getattr(theirs, f"bias_{tag}_l0").grad[rows], rtol=tol, atol=tol
             )
+
+
+GRU_GATES = ("reset_gate", "update_gate", "new_gate")  # torch's row blocks r, z, n
+
+
+def _gru_pair(dtype: DType, bias: bool, backend):
+    torch.manual_seed(0)
+    theirs = torch.nn.GRU(D_INPUT, HIDDEN, bias=bias, batch_first=True).to(
+        torch.float64 if dtype is DType.F64 else torch.float32
+    )
+    params = {}
+    for k, gate in enumerate(GRU_GATES):
+        rows = slice(k * HIDDEN, (k + 1) * HIDDEN)
+        for ours, tag in (("input_transform", "ih"), ("hidden_transform", "hh")):
+            weight = getattr(theirs, f"weight_{tag}_l0")[rows].detach().numpy()
+            params[f"{gate}.{ours}.weight"] = weight.T.copy()
+            if bias:
+                params[f"{gate}.{ours}.bias"] = getattr(theirs, f"bias_{tag}_l0")[rows].detach()
+    layer = nn.GruConfig(D_INPUT, HIDDEN, bias).init(backend.device())
+    named = dict(layer.named_params())
+    assert set(named) == set(params)
+    by_id = {p.id: np.asarray(params[path]) for path, p in named.items()}
+    return layer.map(lambda pid, t: Tensor.from_data(by_id[pid], t.device(), dtype)), theirs
+
+
+@pytest.mark.parametrize("dtype", [DType.F64, DType.F32])
+@pytest.mark.parametrize("bias", [True, False])
+def test_gru_matches_torch(dtype, bias):
+    """Outputs and every gradient (input, initial state, each gate's weights and biases)."""
+    backend = Autodiff(NdArray)
+    layer, theirs = _gru_pair(dtype, bias, backend)
+    x, h0, _ = _inputs(dtype)
+    device = backend.device()
+    xt = Tensor.from_data(x, device, dtype).require_grad()
+    h0t = Tensor.from_data(h0, device, dtype).require_grad()
+    w_out = np.random.default_rng(2).standard_normal((BATCH, SEQ, HIDDEN)).astype(dtype.numpy)
+    out = layer.forward(xt, h0t)
+    grads = (out * Tensor.from_data(w_out, device, dtype)).sum().backward()
+
+    tx = torch.tensor(x, requires_grad=True)
+    th0 = torch.tensor(h0[None], requires_grad=True)
+    want, _ = theirs(tx, th0)
+    (want * torch.tensor(w_out)).sum().backward()
+
+    tol = 1e-9 if dtype is DType.F64 else 1e-4
+    np.testing.assert_allclose(out.to_data().array, want.detach(), rtol=tol, atol=tol)
+    for ours, reference in ((xt, tx.grad), (h0t, th0.grad[0])):
+        np.testing.assert_allclose(ours.grad(grads).to_data().array, reference, rtol=tol, atol=tol)
+    for path, p in layer.named_params():
+        gate, ours, kind = path.split(".")
+        k, tag = GRU_GATES.index(gate), "ih" if ours == "input_transform" else "hh"
+        reference = getattr(theirs, f"{kind}_{tag}_l0").grad[k * HIDDEN : (k + 1) * HIDDEN]
+        got = p.val().grad(grads).to_data().array
+        np.testing.assert_allclose(
+            got, reference.T if kind == "weight" else reference, rtol=tol, atol=tol, err_msg=path
+        )

@@ -1,10 +1,10 @@
-"""The LSTM sequence op under autodiff: one node for the whole sequence.
+"""The LSTM and GRU sequence ops under autodiff: one node for the whole sequence.
 
 The inner backend runs `lstm_with_gates` (its own loop where it has one), and the node's rule is
 the inner backend's `lstm_backward`, fed the gates the forward kept, then `lstm_inputs_backward`
-for the inputs that need a gradient (a batch of data needs none). The contract's default would
-also differentiate, op by op through every step; one node keeps both passes in the inner
-backend's loops.
+for the inputs that need a gradient (a batch of data needs none); the GRU likewise. The
+contract's default would also differentiate, op by op through every step; one node keeps both
+passes in the inner backend's loops.
 """
 
 from __future__ import annotations
@@ -39,8 +39,32 @@ class RecurrentRules:
         inputs = (x, w_ih, w_hh, h0, c0) if bias is None else (x, w_ih, w_hh, bias, h0, c0)
         return self._track(states, inputs, backward, "lstm"), self._untracked(gates)
 
+    def gru(self, x, w_ih, w_hh, b_ih, b_hh, h0):
+        args = (x, w_ih, w_hh, b_ih, b_hh, h0)
+        if all(a is None or a.node is None for a in args):  # nothing to differentiate
+            values = [None if a is None else a.value for a in args]
+            return self._untracked(self._inner.gru(*values))
+        return self.gru_with_gates(*args)[0]
 
-for _name in ("lstm", "lstm_with_gates"):
+    def gru_with_gates(self, x, w_ih, w_hh, b_ih, b_hh, h0):
+        inner = self._inner
+        args = (x, w_ih, w_hh, b_ih, b_hh, h0)
+        xv, wiv, whv, biv, bhv, h0v = (None if a is None else a.value for a in args)
+        states, gates = inner.gru_with_gates(xv, wiv, whv, biv, bhv, h0v)
+        present = [k for k, a in enumerate(args) if a is not None]  # biases may be absent
+
+        def backward(g, tracked):
+            need = dict(zip(present, tracked, strict=True))
+            d_in, d_hid, dh0 = inner.gru_backward(whv, h0v, states, gates, g)
+            needed = tuple(need.get(k, False) for k in range(5))
+            found = (*inner.gru_inputs_backward(xv, wiv, h0v, states, d_in, d_hid, needed), dh0)
+            return tuple(found[k] if need[k] else None for k in present)
+
+        inputs = tuple(args[k] for k in present)
+        return self._track(states, inputs, backward, "gru"), self._untracked(gates)
+
+
+for _name in ("lstm", "lstm_with_gates", "gru", "gru_with_gates"):
     _method = vars(RecurrentRules)[_name]
     _method.__doc__ = getattr(Backend, _name).__doc__
     _method.__wrapped__ = getattr(Backend, _name)

@@ -227,3 +227,18 @@ def lstm(x, w_ih, w_hh, b, h0, c0):
 
 def _sigmoid(z):
     return 1.0 / (1.0 + np.exp(-z))
+
+
+def gru(x, w_ih, w_hh, b_ih, b_hh, h0):
+    """GRU states step by step (PyTorch's form, gates r, z, n): `(output, h_n)`."""
+    hidden = h0.shape[1]
+    h, outputs = h0, []
+    for t in range(x.shape[1]):
+        gi = x[:, t] @ w_ih + (0.0 if b_ih is None else b_ih)
+        gh = h @ w_hh + (0.0 if b_hh is None else b_hh)
+        r = _sigmoid(gi[:, :hidden] + gh[:, :hidden])
+        z = _sigmoid(gi[:, hidden : 2 * hidden] + gh[:, hidden : 2 * hidden])
+        n = np.tanh(gi[:, 2 * hidden :] + r * gh[:, 2 * hidden :])
+        h = (1.0 - z) * n + z * h
+        outputs.append(h)
+    return np.stack(outputs, 1), h

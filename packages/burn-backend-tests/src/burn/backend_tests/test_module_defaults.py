@@ -24,6 +24,7 @@ from burn.backend_tests import (
     test_conv_transpose2d,
     test_conv_transpose3d,
     test_embedding,
+    test_gru,
     test_interpolate,
     test_lstm,
     test_max_pool1d,
@@ -44,6 +45,7 @@ MODULES = [
     test_conv_transpose2d,
     test_conv_transpose3d,
     test_embedding,
+    test_gru,
     test_interpolate,
     test_lstm,
     test_max_pool1d,
@@ -101,6 +103,7 @@ def test_defaults_backend_uses_the_defaults(defaults):
     assert type(defaults).im2col is ModuleBlocks.im2col
     assert type(defaults).interpolate is ModuleOps.interpolate
     assert type(defaults).lstm_with_gates is RecurrentOps.lstm_with_gates
+    assert type(defaults).gru_backward is RecurrentOps.gru_backward
 
 
 @pytest.mark.parametrize(("case", "kwargs"), _cases())

@@ -1,4 +1,4 @@
-"""`NdArrayRecurrentOps`: the LSTM sequence op and its backward as numpy loops.
+"""`NdArrayRecurrentOps`: the LSTM and GRU sequence ops and their backward as numpy loops.
 
 The contract's defaults already project the input of every step in one matmul; what is left is
 the number of numpy calls per step, which is what a 50-step sequence of `[32, 256]` states
@@ -109,10 +109,90 @@ def _backward(w_hh, h0, c0, states, gates, grad):
     )
 
 
+def _gru_forward(x, w_ih, w_hh, b_ih, b_hh, h0):
+    """`(states, gates)` of the GRU, batch first (transposed views of time-major buffers)."""
+    batch, seq, d_input = x.shape
+    hidden = h0.shape[1]
+    xw = _work(x)
+    work = xw.dtype
+    time_major = np.ascontiguousarray(xw.transpose(1, 0, 2)).reshape(seq * batch, d_input)
+    projected = time_major @ w_ih.astype(work, copy=False)
+    if b_ih is not None:
+        projected += b_ih.astype(work, copy=False)
+    projected = projected.reshape(seq, batch, 3 * hidden)
+    w_rec = w_hh.astype(work, copy=False)
+    b_rec = None if b_hh is None else b_hh.astype(work, copy=False)
+    states = np.empty((seq, batch, hidden), work)
+    gates = np.empty((seq, batch, 4 * hidden), work)
+    from_h = np.empty((batch, 3 * hidden), work)
+    h = h0.astype(work, copy=False)
+    for t in range(seq):
+        np.matmul(h, w_rec, out=from_h)
+        if b_rec is not None:
+            from_h += b_rec
+        g = gates[t]
+        rz, n, h_n = g[:, : 2 * hidden], g[:, 2 * hidden : 3 * hidden], g[:, 3 * hidden :]
+        # sigmoid(v) = (tanh(v / 2) + 1) / 2, for r and z at once
+        np.add(projected[t, :, : 2 * hidden], from_h[:, : 2 * hidden], out=rz)
+        rz *= 0.5
+        np.tanh(rz, out=rz)
+        rz *= 0.5
+        rz += 0.5
+        h_n[...] = from_h[:, 2 * hidden :]
+        np.multiply(g[:, :hidden], h_n, out=n)
+        n += projected[t, :, 2 * hidden :]
+        np.tanh(n, out=n)
+        h_t = states[t]
+        np.subtract(h, n, out=h_t)
+        h_t *= g[:, hidden : 2 * hidden]
+        h_t += n
+        h = h_t
+    return (
+        states.transpose(1, 0, 2).astype(x.dtype, copy=False),
+        gates.transpose(1, 0, 2).astype(x.dtype, copy=False),
+    )
+
+
+def _gru_backward(w_hh, h0, states, gates, grad):
+    batch, seq, hidden = states.shape
+    work = _work(states[:1, :1, :1]).dtype
+    hs = _work(states).transpose(1, 0, 2)
+    gt = _work(gates).transpose(1, 0, 2)
+    r, z = gt[..., :hidden], gt[..., hidden : 2 * hidden]
+    n, h_n = gt[..., 2 * hidden : 3 * hidden], gt[..., 3 * hidden :]
+    h_prev = np.concatenate([h0.astype(work)[None], hs[:-1]])
+    # The factors each step multiplies by, for every step at once.
+    to_n = (1.0 - z) * (1.0 - n * n)
+    to_z = (h_prev - n) * z * (1.0 - z)
+    to_r = h_n * r * (1.0 - r)
+    grad_h = _work(grad).transpose(1, 0, 2)
+    w_rec_t = w_hh.astype(work, copy=False).T
+    d_in = np.empty((batch, seq, 3 * hidden), work)
+    d_hid = np.empty((batch, seq, 3 * hidden), work)
+    dh = np.zeros((batch, hidden), work)
+    for t in range(seq - 1, -1, -1):
+        dh = grad_h[t] + dh
+        gi, gh = d_in[:, t], d_hid[:, t]
+        dn = gi[:, 2 * hidden :]
+        np.multiply(dh, to_n[t], out=dn)
+        np.multiply(dh, to_z[t], out=gi[:, hidden : 2 * hidden])
+        np.multiply(dn, to_r[t], out=gi[:, :hidden])
+        gh[:, : 2 * hidden] = gi[:, : 2 * hidden]
+        np.multiply(dn, r[t], out=gh[:, 2 * hidden :])
+        dh = dh * z[t]
+        dh += gh @ w_rec_t
+    dtype = states.dtype
+    return (
+        d_in.astype(dtype, copy=False),
+        d_hid.astype(dtype, copy=False),
+        dh.astype(dtype, copy=False),
+    )
+
+
 class NdArrayRecurrentOps:
-    """Numpy overrides of `RecurrentOps`. `lstm` keeps the contract's default (this
-    `lstm_with_gates`, whose gates cost one buffer and no extra work), so that under autodiff
-    the op that runs is the one overridden."""
+    """Numpy overrides of `RecurrentOps`. `lstm` and `gru` keep the contract's defaults (these
+    `*_with_gates`, whose gates cost one buffer and no extra work), so that under autodiff the
+    op that runs is the one overridden."""
 
     def lstm_with_gates(self, x, w_ih, w_hh, bias, h0, c0):
         return _forward(x, w_ih, w_hh, bias, h0, c0)
@@ -120,6 +200,12 @@ class NdArrayRecurrentOps:
     def lstm_backward(self, w_hh, h0, c0, states, gates, grad):
         return _backward(w_hh, h0, c0, states, gates, grad)
 
+    def gru_with_gates(self, x, w_ih, w_hh, b_ih, b_hh, h0):
+        return _gru_forward(x, w_ih, w_hh, b_ih, b_hh, h0)
 
-for _name in ("lstm_with_gates", "lstm_backward"):
+    def gru_backward(self, w_hh, h0, states, gates, grad):
+        return _gru_backward(w_hh, h0, states, gates, grad)
+
+
+for _name in ("lstm_with_gates", "lstm_backward", "gru_with_gates", "gru_backward"):
     getattr(NdArrayRecurrentOps, _name).__doc__ = getattr(RecurrentOps, _name).__doc__

@@ -1,8 +1,9 @@
 """Recurrent layers: `Lstm` and `Gru`, built from `GateController`s, batch first.
 
-The LSTM runs its whole sequence as one backend op (`burn.tensor.module.lstm`, with the four
-gates' weights side by side), so NdArray runs it as one numpy loop and an autodiff backend
-records one node for it; the GRU still runs step by step with tensor ops.
+The LSTM and the GRU (in its default `reset_after` form) run their whole sequence as one backend
+op (`burn.tensor.module.lstm` and `gru`, with the gates' weights side by side), so NdArray runs
+it as one numpy loop and an autodiff backend records one node for it; the GRU with
+`reset_after=False` runs step by step with tensor ops.
 
 Each gate is a `GateController`: one `Linear` for the input and one for the hidden state, so a
 gate's pre-activation is `W_x x + b_x + W_h h + b_h`, PyTorch's formulation (both biases), and
@@ -117,16 +118,9 @@ class Lstm(Module):
         gates = (self.input_gate, self.forget_gate, self.cell_gate, self.output_gate)
         w_ih = Tensor.cat([g.input_transform.weight.val() for g in gates], 1)
         w_hh = Tensor.cat([g.hidden_transform.weight.val() for g in gates], 1)
-        biases = []
-        for g in gates:
-            parts = [
-                lin.bias.val()
-                for lin in (g.input_transform, g.hidden_transform)
-                if lin.bias is not None
-            ]
-            if parts:
-                biases.append(parts[0] if len(parts) == 1 else parts[0] + parts[1])
-        bias = Tensor.cat(biases, 0) if len(biases) == len(gates) else None
+        b_ih = _biases([g.input_transform for g in gates])
+        b_hh = _biases([g.hidden_transform for g in gates])
+        bias = None if b_ih is None or b_hh is None else b_ih + b_hh
         return w_ih, w_hh, bias
 
     __call__ = forward
@@ -178,6 +172,9 @@ class Gru(Module):
         hidden = state
         if hidden is None:
             hidden = Tensor.zeros([batch, self.d_hidden], x.device(), x.dtype)
+        if self.reset_after:
+            w_ih, w_hh, b_ih, b_hh = self.fused_weights()
+            return module.gru(x, w_ih, w_hh, b_ih, b_hh, hidden)[0]
         outputs = []
         for xt in _steps(x):
             z = F.sigmoid(self.update_gate.gate_product(xt, hidden))
@@ -193,4 +190,24 @@ class Gru(Module):
             outputs.append(hidden)
         return Tensor.stack(outputs, 1)
 
+    def fused_weights(self) -> tuple[Tensor, Tensor, Tensor | None, Tensor | None]:
+        """`(w_ih, w_hh, b_ih, b_hh)` with the gates side by side in PyTorch's order r, z, n,
+        as `burn.tensor.module.gru` takes them (the biases None without biases). Built per
+        call from the gates, so gradients reach each gate's own parameters."""
+        gates = (self.reset_gate, self.update_gate, self.new_gate)
+        w_ih = Tensor.cat([g.input_transform.weight.val() for g in gates], 1)
+        w_hh = Tensor.cat([g.hidden_transform.weight.val() for g in gates], 1)
+        return (
+            w_ih,
+            w_hh,
+            _biases([g.input_transform for g in gates]),
+            _biases([g.hidden_transform for g in gates]),
+        )
+
     __call__ = forward
+
+
+def _biases(linears: list[Linear]) -> Tensor | None:
+    """The biases of `linears` joined, or None when they have none."""
+    found = [lin.bias.val() for lin in linears if lin.bias is not None]
+    return Tensor.cat(found, 0) if len(found) == len(linears) else None

@@ -40,6 +40,7 @@ from burn.backend.ops.module import (
 )
 from burn.tensor.errors import KindError, OutOfRangeError, RankError, ShapeError
 from burn.tensor.kind import Float, Int, Kind
+from burn.tensor.recurrent import gru, lstm
 from burn.tensor.tensor import Tensor
 
 # A per-dim argument: an int for every spatial dim, or one int per spatial dim.
@@ -63,6 +64,7 @@ __all__ = [
     "conv_transpose2d",
     "conv_transpose3d",
     "embedding",
+    "gru",
     "interpolate",
     "lstm",
     "max_pool1d",
@@ -477,63 +479,3 @@ def unfold4d(x: Tensor, kernel_size: PerDim, options: UnfoldOptions | None = Non
     opts = UnfoldOptions(stride, padding, dilation)
     _output_sizes(op, x, kernel, stride, padding, dilation)
     return _wrap(x, x.backend.unfold4d(x.primitive, kernel, opts))
-
-
-# ====================================================================== recurrent
-
-
-def lstm(
-    x: Tensor,
-    w_ih: Tensor,
-    w_hh: Tensor,
-    bias: Tensor | None,
-    h0: Tensor,
-    c0: Tensor,
-) -> tuple[Tensor, Tensor, Tensor]:
-    """A whole LSTM sequence: `(output [batch, seq, hidden], h_n, c_n [batch, hidden])`.
-
-    `x [batch, seq, d_input]`; the four gates i, f, g, o (PyTorch's order) are the column
-    blocks of `w_ih [d_input, 4 * hidden]` and `w_hh [hidden, 4 * hidden]`; `bias [4 * hidden]`
-    (or None) is added once per step (PyTorch's `bias_ih + bias_hh`). The backend runs the
-    sequence as one op (`lstm`), so an autodiff backend records one node for it.
-    """
-    op = "lstm"
-    _float(x, op)
-    _rank(x, 3, op, "input", "[batch, seq, d_input]")
-    batch, seq, d_input = x.dims()
-    if seq < 1:
-        raise ShapeError(f"{op}: the input needs at least one step, got shape {x.dims()}")
-    for name, t, rank in (("w_ih", w_ih, 2), ("w_hh", w_hh, 2), ("h0", h0, 2), ("c0", c0, 2)):
-        _float(t, op, name)
-        _rank(t, rank, op, name, "a matrix")
-        x._peer(t, op)
-    hidden = h0.dims()[1]
-    expected = {
-        "w_ih": (w_ih, [d_input, 4 * hidden]),
-        "w_hh": (w_hh, [hidden, 4 * hidden]),
-        "h0": (h0, [batch, hidden]),
-        "c0": (c0, [batch, hidden]),
-    }
-    for name, (t, shape) in expected.items():
-        if t.dims() != shape:
-            raise ShapeError(
-                f"{op}: {name} must have shape {shape} for input {x.dims()} and hidden size "
-                f"{hidden}, got {t.dims()}"
-            )
-    b = None
-    if bias is not None:
-        _float(bias, op, "bias")
-        b = x._peer(bias, op)
-        if bias.dims() != [4 * hidden]:
-            raise ShapeError(
-                f"{op}: bias must have shape [{4 * hidden}] (four gates of {hidden}), "
-                f"got {bias.dims()}"
-            )
-    states = _wrap(
-        x,
-        x.backend.lstm(x.primitive, w_ih.primitive, w_hh.primitive, b, h0.primitive, c0.primitive),
-    )
-    output = states.narrow(0, 0, 1).reshape([batch, seq, hidden])
-    h_n = output.narrow(1, seq - 1, 1).reshape([batch, hidden])
-    c_n = states.narrow(0, 1, 1).narrow(2, seq - 1, 1).reshape([batch, hidden])
-    return output, h_n, c_n

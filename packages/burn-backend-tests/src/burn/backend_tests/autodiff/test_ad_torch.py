@@ -517,7 +517,20 @@ CASES = {
         [(2, 3, 3), (3, 8), (2, 8), (8,), (2, 2), (2, 2)],
         "normal",
     ),
+    "module.gru": (
+        lambda k, x, w_ih, w_hh, b_ih, b_hh, h0: module.gru(x, w_ih, w_hh, b_ih, b_hh, h0),
+        lambda k, x, w_ih, w_hh, b_ih, b_hh, h0: _torch_gru(x, w_ih, w_hh, b_ih, b_hh, h0),
+        [(2, 3, 3), (3, 6), (2, 6), (6,), (6,), (2, 2)],
+        "normal",
+    ),
 }
+
+
+def _torch_gru(x, w_ih, w_hh, b_ih, b_hh, h0):
+    """torch's GRU with our layouts (weights transposed): `(output, h_n)`."""
+    params = [w_ih.t(), w_hh.t(), b_ih, b_hh]
+    out, h = torch.gru(x, h0[None], params, True, 1, 0.0, True, False, True)
+    return out, h[0]
 
 
 def _torch_lstm(x, w_ih, w_hh, b, h0, c0):

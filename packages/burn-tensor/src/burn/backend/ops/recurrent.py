@@ -1,4 +1,4 @@
-"""Recurrent module ops: a whole LSTM sequence as one op, and its backward as another.
+"""Recurrent module ops: a whole LSTM or GRU sequence as one op, and its backward as another.
 
 A recurrent layer written with tensor ops records a dozen small ops per time step; PyTorch runs
 one fused cell per step with a dedicated backward. Here the whole sequence is one contract op,
@@ -17,6 +17,13 @@ Layouts (batch first, Burn's `Linear` orientation, PyTorch's gate order i, f, g,
 - `gates [batch, seq, 4 * d_hidden]`: the gates after their activations (sigmoid for i, f, o,
   tanh for g), which the backward op reuses instead of recomputing them.
 
+The GRU follows PyTorch's form (gates r, z, n; the reset gate applied after the hidden
+projection; both biases kept apart, since `b_hh`'s new-gate part is reset with it): `w_ih
+[d_input, 3 * d_hidden]`, `w_hh [d_hidden, 3 * d_hidden]`, `b_ih`, `b_hh [3 * d_hidden]` (or
+None), `h0 [batch, d_hidden]`; its states are `[batch, seq, d_hidden]` (the hidden state is
+all it has), its gates `[batch, seq, 4 * d_hidden]`: r, z, n and the new gate's hidden
+projection `h W_hn + b_hn`.
+
 The defaults are written with the contract's named ops (`float_matmul`, `sigmoid`,
 `float_tanh`...), so every backend runs them unchanged: one matmul projects the input of every
 step at once, then each step is one matmul against `w_hh` and a few elementwise ops.
@@ -33,8 +40,8 @@ else:
 
 
 class RecurrentOps(_Core):
-    """`lstm`, `lstm_with_gates`, `lstm_backward` and `lstm_inputs_backward`, with defaults
-    built from named ops."""
+    """`lstm`, `gru`, their `*_with_gates`, `*_backward` and `*_inputs_backward`, with
+    defaults built from named ops."""
 
     if TYPE_CHECKING:
         # Named ops of the other groups; `Backend` mixes them all in.
@@ -153,6 +160,102 @@ class RecurrentOps(_Core):
             grad_bias = self.reshape(self.float_sum_dim(dz, 0), (4 * hidden,))
         return grad_x, grad_w_ih, grad_w_hh, grad_bias
 
+    def gru(self, x: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any, h0: Any) -> Any:
+        """GRU over `x [batch, seq, d_input]` from `h0`: the hidden state after each step,
+        `[batch, seq, hidden]`. Gates r, z, n (PyTorch's order, reset applied after the hidden
+        projection) in the columns of `w_ih [d_input, 3 * hidden]` and `w_hh [hidden, 3 *
+        hidden]`; `b_ih`, `b_hh [3 * hidden]` or None."""
+        return self.gru_with_gates(x, w_ih, w_hh, b_ih, b_hh, h0)[0]
+
+    def gru_with_gates(
+        self, x: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any, h0: Any
+    ) -> tuple[Any, Any]:
+        """`(states, gates)`: `gru`'s states and `[batch, seq, 4 * hidden]` holding r, z, n
+        after their activations and the new gate's hidden projection (before the reset), which
+        `gru_backward` needs."""
+        _, seq, _ = self.shape(x)
+        hidden = self.shape(h0)[1]
+        projected = self._lstm_project(x, w_ih, b_ih)
+        h = h0
+        hs, gates = [], []
+        for t in range(seq):
+            from_h = self.float_matmul(h, w_hh)
+            if b_hh is not None:
+                from_h = self.float_add(from_h, self.reshape(b_hh, (1, 3 * hidden)))
+            x_r, x_z, x_n = self._rnn_split(self._rnn_step(projected, t), hidden, 3)
+            h_r, h_z, h_n = self._rnn_split(from_h, hidden, 3)
+            r = self.sigmoid(self.float_add(x_r, h_r))
+            z = self.sigmoid(self.float_add(x_z, h_z))
+            n = self.float_tanh(self.float_add(x_n, self.float_mul(r, h_n)))
+            h = self.float_add(n, self.float_mul(z, self.float_sub(h, n)))  # (1 - z) n + z h
+            hs.append(h)
+            gates.append(self.float_cat([r, z, n, h_n], 1))
+        return self._rnn_over_time(hs), self._rnn_over_time(gates)
+
+    def gru_backward(
+        self, w_hh: Any, h0: Any, states: Any, gates: Any, grad: Any
+    ) -> tuple[Any, Any, Any]:
+        """Backpropagation through time of `gru`, given `grad [batch, seq, hidden]`:
+        `(grad_input_gates, grad_hidden_gates, grad_h0)`, the gradients of every step's
+        `x W_ih + b_ih` and `h W_hh + b_hh` (`[batch, seq, 3 * hidden]` each)."""
+        batch, seq, hidden = self.shape(states)
+        h_prev = self._rnn_shifted(h0, states)
+        r, z, n, h_n = self._rnn_split(gates, hidden, 4)
+        one = self.scalar_like(z, 1.0)
+        # What each step multiplies by, for every step at once (no dependence on the loop).
+        to_n = self.float_mul(self.float_sub(one, z), self.float_sub(one, self.float_mul(n, n)))
+        to_z = self.float_mul(self.float_sub(h_prev, n), self._rnn_sigmoid_slope(z))
+        to_r = self.float_mul(h_n, self._rnn_sigmoid_slope(r))
+        w_hh_t = self.permute(w_hh, (1, 0))
+        dh = self.full((batch, hidden), 0, self.dtype(states), self.device_of(states))
+        d_in: list[Any] = [None] * seq
+        d_hid: list[Any] = [None] * seq
+        for t in reversed(range(seq)):
+            dh = self.float_add(self._rnn_step(grad, t), dh)
+            dn = self.float_mul(dh, self._rnn_step(to_n, t))
+            dz = self.float_mul(dh, self._rnn_step(to_z, t))
+            dr = self.float_mul(dn, self._rnn_step(to_r, t))
+            d_in[t] = self.float_cat([dr, dz, dn], 1)
+            d_hid[t] = self.float_cat([dr, dz, self.float_mul(dn, self._rnn_step(r, t))], 1)
+            dh = self.float_add(
+                self.float_mul(dh, self._rnn_step(z, t)), self.float_matmul(d_hid[t], w_hh_t)
+            )
+        return self._rnn_over_time(d_in), self._rnn_over_time(d_hid), dh
+
+    def gru_inputs_backward(
+        self,
+        x: Any,
+        w_ih: Any,
+        h0: Any,
+        states: Any,
+        grad_input_gates: Any,
+        grad_hidden_gates: Any,
+        needed: tuple[bool, ...],
+    ) -> tuple[Any, Any, Any, Any, Any]:
+        """The gradients of `gru`'s input and parameters, `(grad_x, grad_w_ih, grad_w_hh,
+        grad_b_ih, grad_b_hh)`, from `gru_backward`'s gate gradients: one matmul (or sum)
+        each, None where `needed` (five booleans, same order) says no."""
+        batch, seq, d_input = self.shape(x)
+        hidden = self.shape(h0)[1]
+        rows = batch * seq
+        d_in = self.reshape(grad_input_gates, (rows, 3 * hidden))
+        d_hid = self.reshape(grad_hidden_gates, (rows, 3 * hidden))
+        out: list[Any] = [None] * 5
+        if needed[0]:
+            out[0] = self.reshape(
+                self.float_matmul(d_in, self.permute(w_ih, (1, 0))), (batch, seq, d_input)
+            )
+        if needed[1]:
+            out[1] = self.float_matmul(self.permute(self.reshape(x, (rows, d_input)), (1, 0)), d_in)
+        if needed[2]:
+            h_prev = self.reshape(self._rnn_shifted(h0, states), (rows, hidden))
+            out[2] = self.float_matmul(self.permute(h_prev, (1, 0)), d_hid)
+        if needed[3]:
+            out[3] = self.reshape(self.float_sum_dim(d_in, 0), (3 * hidden,))
+        if needed[4]:
+            out[4] = self.reshape(self.float_sum_dim(d_hid, 0), (3 * hidden,))
+        return out[0], out[1], out[2], out[3], out[4]
+
     # ------------------------------------------------------------------ helpers
     def _lstm_project(self, x: Any, w_ih: Any, bias: Any) -> Any:
         """The input's share of every step's gates, `[batch, seq, 4 * hidden]`, in one matmul."""
@@ -165,9 +268,13 @@ class RecurrentOps(_Core):
 
     def _lstm_split(self, z: Any, hidden: int) -> list[Any]:
         """The four gate blocks of the last dim of `z`."""
+        return self._rnn_split(z, hidden, 4)
+
+    def _rnn_split(self, z: Any, hidden: int, blocks: int) -> list[Any]:
+        """The `blocks` gate blocks (each `hidden` wide) of the last dim of `z`."""
         shape = self.shape(z)
         lead = tuple((0, n, 1) for n in shape[:-1])
-        return [self.slice(z, (*lead, (k * hidden, (k + 1) * hidden, 1))) for k in range(4)]
+        return [self.slice(z, (*lead, (k * hidden, (k + 1) * hidden, 1))) for k in range(blocks)]
 
     def _lstm_activate(self, z: Any, hidden: int) -> list[Any]:
         i, f, g, o = self._lstm_split(z, hidden)
