@@ -15,25 +15,28 @@ torch = pytest.importorskip("torch")
 
 BATCH, SEQ, D_INPUT, HIDDEN = 3, 6, 5, 4
 GATES = ("input_gate", "forget_gate", "cell_gate", "output_gate")  # torch's row blocks i, f, g, o
+GRU_GATES = ("reset_gate", "update_gate", "new_gate")  # torch's row blocks r, z, n
 TOL = {DType.F64: 1e-10, DType.F32: 2e-5}
 
 
-def _pair(dtype: DType, bias: bool, backend):
-    """Our layer and torch's, holding the same weights."""
+def _pair(dtype: DType, bias: bool, backend, gru: bool = False):
+    """Our layer and torch's (an LSTM, or a GRU), holding the same weights."""
     torch.manual_seed(0)
-    theirs = torch.nn.LSTM(D_INPUT, HIDDEN, bias=bias, batch_first=True).to(
+    kind, config, gates = (
+        (torch.nn.GRU, nn.GruConfig, GRU_GATES) if gru else (torch.nn.LSTM, nn.LstmConfig, GATES)
+    )
+    theirs = kind(D_INPUT, HIDDEN, bias=bias, batch_first=True).to(
         torch.float64 if dtype is DType.F64 else torch.float32
     )
     params = {}
-    for k, gate in enumerate(GATES):
+    for k, gate in enumerate(gates):
         rows = slice(k * HIDDEN, (k + 1) * HIDDEN)
         for ours, tag in (("input_transform", "ih"), ("hidden_transform", "hh")):
             weight = getattr(theirs, f"weight_{tag}_l0")[rows].detach().numpy()
             params[f"{gate}.{ours}.weight"] = weight.T.copy()
             if bias:
                 params[f"{gate}.{ours}.bias"] = getattr(theirs, f"bias_{tag}_l0")[rows].detach()
-    device = backend.device()
-    layer = nn.LstmConfig(D_INPUT, HIDDEN, bias).init(device)
+    layer = config(D_INPUT, HIDDEN, bias).init(backend.device())
     named = dict(layer.named_params())
     assert set(named) == set(params)
     by_id = {p.id: np.asarray(params[path]) for path, p in named.items()}
@@ -105,35 +108,12 @@ def test_lstm_gradients_match_torch(dtype):
             )
 
 
-GRU_GATES = ("reset_gate", "update_gate", "new_gate")  # torch's row blocks r, z, n
-
-
-def _gru_pair(dtype: DType, bias: bool, backend):
-    torch.manual_seed(0)
-    theirs = torch.nn.GRU(D_INPUT, HIDDEN, bias=bias, batch_first=True).to(
-        torch.float64 if dtype is DType.F64 else torch.float32
-    )
-    params = {}
-    for k, gate in enumerate(GRU_GATES):
-        rows = slice(k * HIDDEN, (k + 1) * HIDDEN)
-        for ours, tag in (("input_transform", "ih"), ("hidden_transform", "hh")):
-            weight = getattr(theirs, f"weight_{tag}_l0")[rows].detach().numpy()
-            params[f"{gate}.{ours}.weight"] = weight.T.copy()
-            if bias:
-                params[f"{gate}.{ours}.bias"] = getattr(theirs, f"bias_{tag}_l0")[rows].detach()
-    layer = nn.GruConfig(D_INPUT, HIDDEN, bias).init(backend.device())
-    named = dict(layer.named_params())
-    assert set(named) == set(params)
-    by_id = {p.id: np.asarray(params[path]) for path, p in named.items()}
-    return layer.map(lambda pid, t: Tensor.from_data(by_id[pid], t.device(), dtype)), theirs
-
-
 @pytest.mark.parametrize("dtype", [DType.F64, DType.F32])
 @pytest.mark.parametrize("bias", [True, False])
 def test_gru_matches_torch(dtype, bias):
     """Outputs and every gradient (input, initial state, each gate's weights and biases)."""
     backend = Autodiff(NdArray)
-    layer, theirs = _gru_pair(dtype, bias, backend)
+    layer, theirs = _pair(dtype, bias, backend, gru=True)
     x, h0, _ = _inputs(dtype)
     device = backend.device()
     xt = Tensor.from_data(x, device, dtype).require_grad()

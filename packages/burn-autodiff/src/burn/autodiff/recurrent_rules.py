@@ -12,15 +12,20 @@ from __future__ import annotations
 from burn.backend import Backend
 
 
+def _sequence(backend, name: str, args: tuple):
+    """The states of `name`: the inner backend's plain op when nothing needs a gradient (no
+    gates kept), else the tracked `<name>_with_gates`."""
+    if all(a is None or a.node is None for a in args):
+        values = [None if a is None else a.value for a in args]
+        return backend._untracked(getattr(backend._inner, name)(*values))
+    return getattr(backend, f"{name}_with_gates")(*args)[0]
+
+
 class RecurrentRules:
     """Mixed into `AutodiffBackend` ahead of the contract's defaults."""
 
     def lstm(self, x, w_ih, w_hh, bias, h0, c0):
-        args = (x, w_ih, w_hh, bias, h0, c0)
-        if all(a is None or a.node is None for a in args):  # nothing to differentiate
-            values = [None if a is None else a.value for a in args]
-            return self._untracked(self._inner.lstm(*values))
-        return self.lstm_with_gates(*args)[0]
+        return _sequence(self, "lstm", (x, w_ih, w_hh, bias, h0, c0))
 
     def lstm_with_gates(self, x, w_ih, w_hh, bias, h0, c0):
         inner = self._inner
@@ -40,11 +45,7 @@ class RecurrentRules:
         return self._track(states, inputs, backward, "lstm"), self._untracked(gates)
 
     def gru(self, x, w_ih, w_hh, b_ih, b_hh, h0):
-        args = (x, w_ih, w_hh, b_ih, b_hh, h0)
-        if all(a is None or a.node is None for a in args):  # nothing to differentiate
-            values = [None if a is None else a.value for a in args]
-            return self._untracked(self._inner.gru(*values))
-        return self.gru_with_gates(*args)[0]
+        return _sequence(self, "gru", (x, w_ih, w_hh, b_ih, b_hh, h0))
 
     def gru_with_gates(self, x, w_ih, w_hh, b_ih, b_hh, h0):
         inner = self._inner

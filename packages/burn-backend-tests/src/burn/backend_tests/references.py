@@ -242,3 +242,23 @@ def gru(x, w_ih, w_hh, b_ih, b_hh, h0):
         h = (1.0 - z) * n + z * h
         outputs.append(h)
     return np.stack(outputs, 1), h
+
+
+def central_differences(fn, arrays, weights, step=1e-6):
+    """Gradients of `sum_k sum(fn(*arrays)[k] * weights[k])` with respect to every array, by
+    central differences in float64 (for reference functions of this module)."""
+
+    def loss(args):
+        return sum(float(np.sum(o * w)) for o, w in zip(fn(*args), weights, strict=True))
+
+    grads = []
+    for k, base in enumerate(arrays):
+        g = np.zeros(base.shape)
+        for j in np.ndindex(base.shape):
+            plus, minus = list(arrays), list(arrays)
+            plus[k], minus[k] = base.copy(), base.copy()
+            plus[k][j] += step
+            minus[k][j] -= step
+            g[j] = (loss(plus) - loss(minus)) / (2 * step)
+        grads.append(g)
+    return grads

@@ -70,24 +70,6 @@ def test_gru_gates_layout(backend, rng):
     np.testing.assert_allclose(values(ts[0]._new(gates)), want, atol=_tol(ts[0].dtype))
 
 
-def _loss(arrays, weights):
-    return sum(float(np.sum(o * w)) for o, w in zip(ref.gru(*arrays), weights, strict=True))
-
-
-def _finite_differences(arrays, weights, step=1e-6):
-    grads = []
-    for k, base in enumerate(arrays):
-        g = np.zeros(base.shape)
-        for j in np.ndindex(base.shape):
-            plus, minus = list(arrays), list(arrays)
-            plus[k], minus[k] = base.copy(), base.copy()
-            plus[k][j] += step
-            minus[k][j] -= step
-            g[j] = (_loss(plus, weights) - _loss(minus, weights)) / (2 * step)
-        grads.append(g)
-    return grads
-
-
 def test_gru_backward_ops_finite_differences(backend, rng):
     seq = 3
     arrays = _inputs(rng, seq)
@@ -101,7 +83,7 @@ def test_gru_backward_ops_finite_differences(backend, rng):
     gp = tensor(backend, grad, dtype).primitive
     d_in, d_hid, dh0 = backend.gru_backward(whp, h0p, states, gates, gp)
     found = backend.gru_inputs_backward(xp, wip, h0p, states, d_in, d_hid, (True,) * 5)
-    want = _finite_differences(arrays, weights)
+    want = ref.central_differences(ref.gru, arrays, weights)
     tol = 1e-6 if dtype is DType.F64 else 2e-3
     names = ("x", "w_ih", "w_hh", "b_ih", "b_hh", "h0")
     for name, got, expected in zip(names, (*found, dh0), want, strict=True):
