@@ -188,7 +188,7 @@ class NdArrayBackend(NdArrayModuleOps, NdArrayRecurrentOps, Backend):
         ).astype(tensor.dtype, copy=False)
 
     def float_matmul(self, lhs, rhs):
-        return np.matmul(lhs, rhs)
+        return _like(np.matmul(lhs, rhs), lhs)  # numpy gives float32 for bfloat16
 
     int_matmul = float_matmul
 
