@@ -120,7 +120,7 @@ class Lstm(Module):
         w_hh = Tensor.cat([g.hidden_transform.weight.val() for g in gates], 1)
         b_ih = _biases([g.input_transform for g in gates])
         b_hh = _biases([g.hidden_transform for g in gates])
-        bias = None if b_ih is None or b_hh is None else b_ih + b_hh
+        bias = b_hh if b_ih is None else b_ih if b_hh is None else b_ih + b_hh
         return w_ih, w_hh, bias
 
     __call__ = forward
@@ -208,6 +208,14 @@ class Gru(Module):
 
 
 def _biases(linears: list[Linear]) -> Tensor | None:
-    """The biases of `linears` joined, or None when they have none."""
-    found = [lin.bias.val() for lin in linears if lin.bias is not None]
-    return Tensor.cat(found, 0) if len(found) == len(linears) else None
+    """The biases of `linears` joined (zeros for one without), or None when none has one."""
+    if all(lin.bias is None for lin in linears):
+        return None
+    parts = []
+    for lin in linears:
+        if lin.bias is not None:
+            parts.append(lin.bias.val())
+        else:
+            weight = lin.weight.val()
+            parts.append(Tensor.zeros([weight.dims()[1]], weight.device(), weight.dtype))
+    return Tensor.cat(parts, 0)
