@@ -13,6 +13,7 @@ import threading
 from burn.autodiff import named, rules
 from burn.autodiff.graph import Gradients, Node, leaf, run_backward
 from burn.autodiff.module_rules import ModuleRules
+from burn.autodiff.recurrent_rules import RecurrentRules
 from burn.backend import Backend, Device
 from burn.backend.ops import BOOL_OPS, INT_OPS, AutodiffOps
 from burn.tensor.errors import BackendError, KindError
@@ -68,7 +69,7 @@ def _inner_device(device):
     return device.inner if isinstance(device, AutodiffDevice) else device
 
 
-class AutodiffBackend(ModuleRules, named.NamedRules, Backend):
+class AutodiffBackend(ModuleRules, RecurrentRules, named.NamedRules, Backend):
     """Reverse-mode automatic differentiation around any backend. Build with `Autodiff(B)`."""
 
     def __init__(self, inner: Backend, checkpointing: CheckpointingStrategy | None = None):
@@ -111,10 +112,10 @@ class AutodiffBackend(ModuleRules, named.NamedRules, Backend):
         `backward(grad, tracked)` gets the output gradient and a tuple of booleans saying which
         inputs need a gradient; it returns one gradient (or None) per input.
         """
-        parents = tuple(p.node for p in inputs)
-        if all(n is None for n in parents):
+        parents = tuple([p.node for p in inputs])
+        tracked = tuple([n is not None for n in parents])
+        if True not in tracked:
             return ADPrimitive(value)
-        tracked = tuple(n is not None for n in parents)
         node = Node(parents, lambda grad: backward(grad, tracked), name)
         return ADPrimitive(value, node)
 

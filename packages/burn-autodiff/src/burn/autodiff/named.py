@@ -48,7 +48,7 @@ def forwarded(name: str, wrap: Callable[[Any], Any], unwrap: Callable[[Any], Any
         if raw:
             return out
         if isinstance(out, tuple):
-            return tuple(wrap(o) for o in out)
+            return tuple(None if o is None else wrap(o) for o in out)
         return wrap(out)
 
     method.__name__ = name
@@ -80,13 +80,12 @@ def _binary(name: str, op: str):
         out = getattr(inner, name)(a, b)
         if lhs.node is None and rhs.node is None:
             return self._untracked(out)
-        a_shape, b_shape = inner.shape(a), inner.shape(b)
 
         def backward(g, tracked):
             ga, gb = rule(inner, a, b, out, g, tracked)
             return (
-                rules.unbroadcast(inner, ga, a_shape) if ga is not None else None,
-                rules.unbroadcast(inner, gb, b_shape) if gb is not None else None,
+                rules.unbroadcast(inner, ga, inner.shape(a)) if ga is not None else None,
+                rules.unbroadcast(inner, gb, inner.shape(b)) if gb is not None else None,
             )
 
         return self._track(out, (lhs, rhs), backward, name)
@@ -424,11 +423,14 @@ class NamedRules:
     def float_matmul(self, lhs: AD, rhs: AD) -> AD:
         inner = self._inner
         a, b = lhs.value, rhs.value
+        out = inner.float_matmul(a, b)
+        if lhs.node is None and rhs.node is None:
+            return self._untracked(out)
 
         def backward(g, tracked):
             return rules.matmul_backward(inner, a, b, g, tracked)
 
-        return self._track(inner.float_matmul(a, b), (lhs, rhs), backward, "float_matmul")
+        return self._track(out, (lhs, rhs), backward, "float_matmul")
 
     def float_mean_dim(self, tensor: AD, dim: int) -> AD:
         inner = self._inner

@@ -210,3 +210,55 @@ def unfold4d(x, kernel, stride=1, padding=0, dilation=1):
 
 def _tup(v, n):
     return (int(v),) * n if np.isscalar(v) else tuple(int(a) for a in v)
+
+
+def lstm(x, w_ih, w_hh, b, h0, c0):
+    """LSTM states step by step, gates i, f, g, o in column blocks: `(output, h_n, c_n)`."""
+    hidden = h0.shape[1]
+    h, c, outputs = h0, c0, []
+    for t in range(x.shape[1]):
+        z = x[:, t] @ w_ih + h @ w_hh + (0.0 if b is None else b)
+        i, f, g, o = (z[:, k * hidden : (k + 1) * hidden] for k in range(4))
+        c = _sigmoid(f) * c + _sigmoid(i) * np.tanh(g)
+        h = _sigmoid(o) * np.tanh(c)
+        outputs.append(h)
+    return np.stack(outputs, 1), h, c
+
+
+def _sigmoid(z):
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def gru(x, w_ih, w_hh, b_ih, b_hh, h0):
+    """GRU states step by step (PyTorch's form, gates r, z, n): `(output, h_n)`."""
+    hidden = h0.shape[1]
+    h, outputs = h0, []
+    for t in range(x.shape[1]):
+        gi = x[:, t] @ w_ih + (0.0 if b_ih is None else b_ih)
+        gh = h @ w_hh + (0.0 if b_hh is None else b_hh)
+        r = _sigmoid(gi[:, :hidden] + gh[:, :hidden])
+        z = _sigmoid(gi[:, hidden : 2 * hidden] + gh[:, hidden : 2 * hidden])
+        n = np.tanh(gi[:, 2 * hidden :] + r * gh[:, 2 * hidden :])
+        h = (1.0 - z) * n + z * h
+        outputs.append(h)
+    return np.stack(outputs, 1), h
+
+
+def central_differences(fn, arrays, weights, step=1e-6):
+    """Gradients of `sum_k sum(fn(*arrays)[k] * weights[k])` with respect to every array, by
+    central differences in float64 (for reference functions of this module)."""
+
+    def loss(args):
+        return sum(float(np.sum(o * w)) for o, w in zip(fn(*args), weights, strict=True))
+
+    grads = []
+    for k, base in enumerate(arrays):
+        g = np.zeros(base.shape)
+        for j in np.ndindex(base.shape):
+            plus, minus = list(arrays), list(arrays)
+            plus[k], minus[k] = base.copy(), base.copy()
+            plus[k][j] += step
+            minus[k][j] -= step
+            g[j] = (loss(plus) - loss(minus)) / (2 * step)
+        grads.append(g)
+    return grads

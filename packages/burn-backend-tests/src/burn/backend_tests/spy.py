@@ -144,6 +144,34 @@ def _rank_of(op: str) -> int:
     return int(found.group(1)) if found else 2
 
 
+def _recurrent_arguments(op: str, params: list[str], make: Maker) -> list[Any]:
+    """Arguments of an LSTM or GRU op: batch 2, 3 steps, input 2, hidden 2."""
+    rng = np.random.default_rng(0)
+    width = 8 if op.startswith("lstm") else 6  # the gates side by side
+
+    def normal(*shape: int, track: bool = False) -> Any:
+        return make.prim("float", rng.normal(size=shape) * 0.5, track=track)
+
+    values = {
+        "x": normal(2, 3, 2, track=True),
+        "w_ih": normal(2, width, track=True),
+        "w_hh": normal(2, width, track=True),
+        "bias": normal(width, track=True),
+        "b_ih": normal(width, track=True),
+        "b_hh": normal(width, track=True),
+        "h0": normal(2, 2, track=True),
+        "c0": normal(2, 2, track=True),
+        "states": normal(2, 2, 3, 2) if op.startswith("lstm") else normal(2, 3, 2),
+        "gates": make.prim("float", rng.uniform(0.1, 0.9, size=(2, 3, 8))),
+        "grad": normal(2, 2, 3, 2) if op.startswith("lstm") else normal(2, 3, 2),
+        "grad_gates": normal(2, 3, 8),
+        "grad_input_gates": normal(2, 3, 6),
+        "grad_hidden_gates": normal(2, 3, 6),
+        "needed": (True,) * (4 if op.startswith("lstm") else 5),
+    }
+    return [values[p] for p in params]
+
+
 def _module_arguments(op: str, params: list[str], make: Maker) -> list[Any] | None:
     """Arguments of a module op with unit kernels; None when `op` is not a module op."""
     if op not in _public(ModuleOps):
@@ -153,6 +181,8 @@ def _module_arguments(op: str, params: list[str], make: Maker) -> list[Any] | No
     if op in _ATTENTION_OPS:
         values = _attention_values(make)
         return [values[p] for p in params]
+    if op.startswith(("lstm", "gru")):
+        return _recurrent_arguments(op, params, make)
     if op.startswith("embedding"):
         values = {
             "weights": make.prim("float", np.arange(8.0).reshape(4, 2), track=True),

@@ -18,7 +18,9 @@ def test_test_float_matmul_d2(backend, rng, dtype):
     a = random_tensor(backend, rng, (3, 4), dtype)
     b = random_tensor(backend, rng, (4, 5), dtype)
     tol = {"f16": 2e-2, "bf16": 1e-1}.get(dtype.value)
-    assert_close(a.matmul(b), ref(a) @ ref(b), tol=tol)
+    out = a.matmul(b)
+    assert out.dtype is dtype
+    assert_close(out, ref(a) @ ref(b), tol=tol)
 
 
 def test_test_float_matmul_d3(backend, rng):

@@ -11,6 +11,7 @@ import inspect
 import pytest
 from burn.backend.ops.module import ModuleOps
 from burn.backend.ops.module_blocks import ModuleBlocks
+from burn.backend.ops.recurrent import RecurrentOps
 from burn.backend_tests import (
     test_adaptive_avg_pool1d,
     test_adaptive_avg_pool2d,
@@ -23,7 +24,9 @@ from burn.backend_tests import (
     test_conv_transpose2d,
     test_conv_transpose3d,
     test_embedding,
+    test_gru,
     test_interpolate,
+    test_lstm,
     test_max_pool1d,
     test_max_pool2d,
     test_module_backward,
@@ -42,7 +45,9 @@ MODULES = [
     test_conv_transpose2d,
     test_conv_transpose3d,
     test_embedding,
+    test_gru,
     test_interpolate,
+    test_lstm,
     test_max_pool1d,
     test_max_pool2d,
     test_module_backward,
@@ -51,10 +56,11 @@ MODULES = [
 
 
 def _with_defaults(backend):
-    """`backend` with every `ModuleOps` method restored to the contract's default."""
+    """`backend` with every `ModuleOps` method (recurrent ones included) restored to the
+    contract's default."""
     methods = {
         name: fn
-        for group in (ModuleBlocks, ModuleOps)
+        for group in (ModuleBlocks, RecurrentOps, ModuleOps)
         for name, fn in vars(group).items()
         if inspect.isfunction(fn)
     }
@@ -96,6 +102,8 @@ def test_defaults_backend_uses_the_defaults(defaults):
     assert type(defaults)._conv is ModuleOps._conv
     assert type(defaults).im2col is ModuleBlocks.im2col
     assert type(defaults).interpolate is ModuleOps.interpolate
+    assert type(defaults).lstm_with_gates is RecurrentOps.lstm_with_gates
+    assert type(defaults).gru_backward is RecurrentOps.gru_backward
 
 
 @pytest.mark.parametrize(("case", "kwargs"), _cases())

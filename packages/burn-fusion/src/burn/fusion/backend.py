@@ -38,6 +38,7 @@ from burn.backend.ops import (
     PrimitiveOps,
 )
 from burn.backend.ops.module_blocks import ModuleBlocks
+from burn.backend.ops.recurrent import RecurrentOps
 from burn.fusion.contract import (
     FUSABLE_CORE_OPS,
     REDUCIBLE_OPS,
@@ -100,8 +101,9 @@ def _public(group: type) -> set[str]:
 _NOT_OPS = frozenset({"rng", "seed", "same_device", "index_dtype", "numel"})
 # Ops answered from the handle, or whose result is not a primitive.
 _METADATA = frozenset({"shape", "dtype", "device_of", "into_data", "same_device"})
-# The module ops and the public building blocks they are made of (`im2col`, `resample`...).
-_MODULE = _public(ModuleOps) | _public(ModuleBlocks)
+# The module ops, the public building blocks they are made of (`im2col`, `resample`...) and
+# the recurrent ops (`lstm`...), whose `vars` live in their own mixin.
+_MODULE = _public(ModuleOps) | _public(ModuleBlocks) | _public(RecurrentOps)
 NAMED_OPS = frozenset(FLOAT_OPS | INT_OPS | BOOL_OPS | _MODULE | _public(ActivationOps)) - {
     "float_into_data",
     "int_into_data",

@@ -15,12 +15,13 @@ from burn.ndarray.device import NdArrayDevice
 from burn.ndarray.fused import NdArrayFusedOps
 from burn.ndarray.heap import keep_freed_memory
 from burn.ndarray.module_ops import NdArrayModuleOps
+from burn.ndarray.recurrent import NdArrayRecurrentOps
 from burn.tensor import DType, TensorData
 from burn.tensor.distribution import Bernoulli
 from burn.tensor.errors import OutOfRangeError
 
 
-class NdArrayBackend(NdArrayFusedOps, NdArrayModuleOps, Backend):
+class NdArrayBackend(NdArrayFusedOps, NdArrayModuleOps, NdArrayRecurrentOps, Backend):
     """numpy-backed CPU backend. Use the `NdArray` instance."""
 
     name = "ndarray"
@@ -165,6 +166,19 @@ class NdArrayBackend(NdArrayFusedOps, NdArrayModuleOps, Backend):
     def binary(self, op, lhs, rhs):
         return elementwise.binary(op, lhs, rhs, lhs.dtype)
 
+    # The commonest named ops, one numpy call each (the defaults go through `binary`, which
+    # dispatches by name); like `binary`, the result keeps the left operand's dtype.
+    def float_add(self, lhs, rhs):
+        return _like(np.add(lhs, rhs), lhs)
+
+    def float_sub(self, lhs, rhs):
+        return _like(np.subtract(lhs, rhs), lhs)
+
+    def float_mul(self, lhs, rhs):
+        return _like(np.multiply(lhs, rhs), lhs)
+
+    int_add, int_sub, int_mul = float_add, float_sub, float_mul
+
     def binary_scalar(self, op, p, value):
         return elementwise.binary(op, p, np.asarray(value).astype(p.dtype), p.dtype)
 
@@ -181,7 +195,7 @@ class NdArrayBackend(NdArrayFusedOps, NdArrayModuleOps, Backend):
         ).astype(tensor.dtype, copy=False)
 
     def float_matmul(self, lhs, rhs):
-        return np.matmul(lhs, rhs)
+        return _like(np.matmul(lhs, rhs), lhs)  # numpy gives float32 for bfloat16
 
     int_matmul = float_matmul
 
@@ -225,7 +239,14 @@ def _bernoulli(rng: np.random.Generator, shape: tuple[int, ...], prob: float) ->
     return (words < threshold).reshape(shape)
 
 
+def _like(out: np.ndarray, lhs: np.ndarray) -> np.ndarray:
+    return out if out.dtype == lhs.dtype else out.astype(lhs.dtype)
+
+
 _REDUCE = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}
+
+for _name in ("float_add", "float_sub", "float_mul"):  # `help()` shows the contract's words
+    getattr(NdArrayBackend, _name).__doc__ = getattr(Backend, _name).__doc__
 
 NdArray = NdArrayBackend()
 NdArrayDevice.backend = NdArray

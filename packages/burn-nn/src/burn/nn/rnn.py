@@ -1,5 +1,10 @@
 """Recurrent layers: `Lstm` and `Gru`, built from `GateController`s, batch first.
 
+The LSTM and the GRU (in its default `reset_after` form) run their whole sequence as one backend
+op (`burn.tensor.module.lstm` and `gru`, with the gates' weights side by side), so NdArray runs
+it as one numpy loop and an autodiff backend records one node for it; the GRU with
+`reset_after=False` runs step by step with tensor ops.
+
 Each gate is a `GateController`: one `Linear` for the input and one for the hidden state, so a
 gate's pre-activation is `W_x x + b_x + W_h h + b_h`, PyTorch's formulation (both biases), and
 PyTorch weights load gate by gate (its `weight_ih` rows are the gates, in the order i, f, g, o
@@ -14,7 +19,7 @@ from burn.module import Module
 from burn.nn._config import config
 from burn.nn.initializer import Initializer, XavierNormal
 from burn.nn.linear import Linear, LinearConfig
-from burn.tensor import Tensor
+from burn.tensor import Tensor, module
 from burn.tensor import activation as F  # noqa: N812 - the functional module
 
 
@@ -101,17 +106,22 @@ class Lstm(Module):
         if state is None:
             zeros = Tensor.zeros([batch, self.d_hidden], x.device(), x.dtype)
             state = LstmState(zeros, zeros)
-        cell, hidden = state
-        outputs = []
-        for xt in _steps(x):
-            i = F.sigmoid(self.input_gate.gate_product(xt, hidden))
-            f = F.sigmoid(self.forget_gate.gate_product(xt, hidden))
-            g = F.tanh(self.cell_gate.gate_product(xt, hidden))
-            o = F.sigmoid(self.output_gate.gate_product(xt, hidden))
-            cell = f * cell + i * g
-            hidden = o * F.tanh(cell)
-            outputs.append(hidden)
-        return Tensor.stack(outputs, 1), LstmState(cell, hidden)
+        w_ih, w_hh, bias = self.fused_weights()
+        output, hidden, cell = module.lstm(x, w_ih, w_hh, bias, state.hidden, state.cell)
+        return output, LstmState(cell, hidden)
+
+    def fused_weights(self) -> tuple[Tensor, Tensor, Tensor | None]:
+        """`(w_ih, w_hh, bias)` with the gates side by side in PyTorch's order i, f, g, o, as
+        `burn.tensor.module.lstm` takes them; `bias` sums the input and hidden biases (None
+        without biases). Built per call from the gates, so gradients reach each gate's own
+        parameters and records keep their per-gate layout."""
+        gates = (self.input_gate, self.forget_gate, self.cell_gate, self.output_gate)
+        w_ih = Tensor.cat([g.input_transform.weight.val() for g in gates], 1)
+        w_hh = Tensor.cat([g.hidden_transform.weight.val() for g in gates], 1)
+        b_ih = _biases([g.input_transform for g in gates])
+        b_hh = _biases([g.hidden_transform for g in gates])
+        bias = b_hh if b_ih is None else b_ih if b_hh is None else b_ih + b_hh
+        return w_ih, w_hh, bias
 
     __call__ = forward
 
@@ -162,6 +172,9 @@ class Gru(Module):
         hidden = state
         if hidden is None:
             hidden = Tensor.zeros([batch, self.d_hidden], x.device(), x.dtype)
+        if self.reset_after:
+            w_ih, w_hh, b_ih, b_hh = self.fused_weights()
+            return module.gru(x, w_ih, w_hh, b_ih, b_hh, hidden)[0]
         outputs = []
         for xt in _steps(x):
             z = F.sigmoid(self.update_gate.gate_product(xt, hidden))
@@ -177,4 +190,32 @@ class Gru(Module):
             outputs.append(hidden)
         return Tensor.stack(outputs, 1)
 
+    def fused_weights(self) -> tuple[Tensor, Tensor, Tensor | None, Tensor | None]:
+        """`(w_ih, w_hh, b_ih, b_hh)` with the gates side by side in PyTorch's order r, z, n,
+        as `burn.tensor.module.gru` takes them (the biases None without biases). Built per
+        call from the gates, so gradients reach each gate's own parameters."""
+        gates = (self.reset_gate, self.update_gate, self.new_gate)
+        w_ih = Tensor.cat([g.input_transform.weight.val() for g in gates], 1)
+        w_hh = Tensor.cat([g.hidden_transform.weight.val() for g in gates], 1)
+        return (
+            w_ih,
+            w_hh,
+            _biases([g.input_transform for g in gates]),
+            _biases([g.hidden_transform for g in gates]),
+        )
+
     __call__ = forward
+
+
+def _biases(linears: list[Linear]) -> Tensor | None:
+    """The biases of `linears` joined (zeros for one without), or None when none has one."""
+    if all(lin.bias is None for lin in linears):
+        return None
+    parts = []
+    for lin in linears:
+        if lin.bias is not None:
+            parts.append(lin.bias.val())
+        else:
+            weight = lin.weight.val()
+            parts.append(Tensor.zeros([weight.dims()[1]], weight.device(), weight.dtype))
+    return Tensor.cat(parts, 0)

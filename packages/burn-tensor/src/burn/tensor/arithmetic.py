@@ -256,12 +256,16 @@ class Arithmetic(_Core):
         """Matrix product over the last two dims; leading (batch) dims broadcast."""
         self._numeric("matmul")
         rhs = self._peer(other, "matmul")
-        a, b = self.dims(), other.dims()
+        shape = self.backend.shape
+        a, b = tuple(shape(self.primitive)), tuple(shape(rhs))
         if len(a) < 2 or len(a) != len(b):
-            raise RankError(f"matmul: needs two tensors of equal rank >= 2, got {a} and {b}")
+            raise RankError(
+                f"matmul: needs two tensors of equal rank >= 2, got {list(a)} and {list(b)}"
+            )
         if a[-1] != b[-2]:
-            raise ShapeError(f"matmul: inner dims differ, {a} @ {b}")
-        _broadcast("matmul", tuple(a[:-2]), tuple(b[:-2]))
+            raise ShapeError(f"matmul: inner dims differ, {list(a)} @ {list(b)}")
+        if len(a) > 2:
+            _broadcast("matmul", a[:-2], b[:-2])
         return self._new(self._op("matmul")(self.primitive, rhs))
 
     def dot(self, other: Tensor) -> Tensor:

@@ -24,6 +24,8 @@ def is_scalar(value: object) -> TypeGuard[Scalar]:
 
 def broadcast_shape(op: str, a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     """The broadcast shape of two equal-rank shapes, or a ShapeError naming `op`."""
+    if a == b:  # the common case, answered without a loop
+        return a
     if len(a) != len(b):
         raise RankError(f"{op}: ranks differ, {list(a)} vs {list(b)} (reshape or unsqueeze first)")
     out = []

@@ -41,6 +41,7 @@ from burn.backend.ops.module import (
 )
 from burn.tensor.errors import KindError, OutOfRangeError, RankError, ShapeError
 from burn.tensor.kind import Bool, Float, Int, Kind
+from burn.tensor.recurrent import gru, lstm
 from burn.tensor.tensor import Tensor
 
 # A per-dim argument: an int for every spatial dim, or one int per spatial dim.
@@ -65,8 +66,10 @@ __all__ = [
     "conv_transpose2d",
     "conv_transpose3d",
     "embedding",
+    "gru",
     "interpolate",
     "layer_norm",
+    "lstm",
     "max_pool1d",
     "max_pool1d_with_indices",
     "max_pool2d",

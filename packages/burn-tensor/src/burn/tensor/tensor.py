@@ -155,11 +155,12 @@ class Tensor(Creation, Layout, Indexing, Arithmetic, Reductions, GradHooks, Inte
     def _binary(self, name: str, other: Any, op: str | None = None) -> Tensor:
         """Tensor-or-scalar binary op: `name` with a tensor, `name_scalar`/`_elem` with a scalar."""
         op = op or name
-        if _is_scalar(other):
+        if not isinstance(other, Tensor) and _is_scalar(other):
             suffix = "_elem" if name in _ELEM_OPS else "_scalar"
             return self._new(self._op(name + suffix)(self.primitive, other))
         rhs = self._peer(other, op)
-        _broadcast(op, self.shape_tuple(), other.shape_tuple())
+        shape = self.backend.shape
+        _broadcast(op, tuple(shape(self.primitive)), tuple(shape(rhs)))
         out = self._op(name)(self.primitive, rhs)
         return self._new(out, Bool if name in _ELEM_OPS else None)
 

@@ -564,7 +564,33 @@ CASES = {
         [(1, 2, 4, 5)],
         "normal",
     ),
+    "module.lstm": (
+        lambda k, x, w_ih, w_hh, b, h0, c0: module.lstm(x, w_ih, w_hh, b, h0, c0),
+        lambda k, x, w_ih, w_hh, b, h0, c0: _torch_lstm(x, w_ih, w_hh, b, h0, c0),
+        [(2, 3, 3), (3, 8), (2, 8), (8,), (2, 2), (2, 2)],
+        "normal",
+    ),
+    "module.gru": (
+        lambda k, x, w_ih, w_hh, b_ih, b_hh, h0: module.gru(x, w_ih, w_hh, b_ih, b_hh, h0),
+        lambda k, x, w_ih, w_hh, b_ih, b_hh, h0: _torch_gru(x, w_ih, w_hh, b_ih, b_hh, h0),
+        [(2, 3, 3), (3, 6), (2, 6), (6,), (6,), (2, 2)],
+        "normal",
+    ),
 }
+
+
+def _torch_gru(x, w_ih, w_hh, b_ih, b_hh, h0):
+    """torch's GRU with our layouts (weights transposed): `(output, h_n)`."""
+    params = [w_ih.t(), w_hh.t(), b_ih, b_hh]
+    out, h = torch.gru(x, h0[None], params, True, 1, 0.0, True, False, True)
+    return out, h[0]
+
+
+def _torch_lstm(x, w_ih, w_hh, b, h0, c0):
+    """torch's LSTM with our layouts: weights transposed, one bias, `(output, h_n, c_n)`."""
+    params = [w_ih.t(), w_hh.t(), b, torch.zeros_like(b)]
+    out, h, c = torch.lstm(x, (h0[None], c0[None]), params, True, 1, 0.0, True, False, True)
+    return out, h[0], c[0]
 
 
 def _slice_fill_torch(x):

@@ -13,6 +13,7 @@ from burn.backend.ops.primitive import (
     UNARY_OPS,
     PrimitiveOps,
 )
+from burn.backend.ops.recurrent import RecurrentOps
 
 
 def _names(group: type, prefix: str) -> frozenset[str]:
@@ -37,5 +38,6 @@ __all__ = [
     "ModuleOps",
     "PrimitiveOps",
     "REDUCE_OPS",
+    "RecurrentOps",
     "UNARY_OPS",
 ]

@@ -4,7 +4,8 @@ Every op has a default written only with the required core of `PrimitiveOps` and
 ops, so a backend that implements the core gets all of them; backends override the public ops
 for speed (NdArray overrides the convolutions and pools with numpy kernels) or the public
 building blocks of `module_blocks.py` (Wgpu overrides `im2col`, `col2im`, `resample`).
-Options live in `module_options.py`, host-side geometry in `module_geometry.py`.
+Options live in `module_options.py`, host-side geometry in `module_geometry.py`; the
+recurrent ops (`lstm` and its backward) in `recurrent.py`.
 
 The defaults rest on the building blocks of `module_blocks.py` (`im2col`, `col2im`,
 `resample`, `resample_backward`): a convolution is `im2col` then one grouped matmul, its input
@@ -49,6 +50,7 @@ from burn.backend.ops.module_options import (
     _dims,
     pool_dims,
 )
+from burn.backend.ops.recurrent import RecurrentOps
 
 __all__ = [
     "ConvOptions",
@@ -71,7 +73,7 @@ __all__ = [
 ]
 
 
-class ModuleOps(ModuleBlocks):
+class ModuleOps(RecurrentOps, ModuleBlocks):
     """Module ops with defaults built from `PrimitiveOps`.
 
     Rank, shape and kind checks happen in `burn.tensor.module`; these receive valid primitives.

@@ -1,0 +1,211 @@
+"""`NdArrayRecurrentOps`: the LSTM and GRU sequence ops and their backward as numpy loops.
+
+The contract's defaults already project the input of every step in one matmul; what is left is
+the number of numpy calls per step, which is what a 50-step sequence of `[32, 256]` states
+costs. So the loops here work time-major in preallocated buffers (each step reads and writes
+contiguous rows), and apply the four gate activations as one `tanh` over `[batch, 4 * hidden]`:
+`sigmoid(z) = (tanh(z / 2) + 1) / 2`, with the halving folded into the weights' sigmoid columns
+once per call. The backward op computes everything that does not depend on the step-to-step
+recursion for all steps at once, so each step is a handful of elementwise calls and one matmul;
+the weight gradients are then one matmul each over all steps (the contract's
+`lstm_inputs_backward`, which is numpy matmuls here already).
+
+Float16/bfloat16 inputs run in float32 and the results are cast back, as in `module_ops.py`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from burn.backend.ops.recurrent import RecurrentOps
+
+
+def _work(a: np.ndarray) -> np.ndarray:
+    """`a` in a dtype BLAS computes well: half precision goes through float32."""
+    return a.astype(np.float32) if a.dtype.itemsize < 4 else a
+
+
+def _tanh_form(width: int, hidden: int, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """Per-column `(scale, offset)`: gate = tanh(scale * z) * scale + offset for i, f, g, o."""
+    scale = np.full(width, 0.5, dtype)
+    scale[2 * hidden : 3 * hidden] = 1.0
+    offset = np.where(scale == 0.5, 0.5, 0.0).astype(dtype)
+    return scale, offset
+
+
+def _forward(x, w_ih, w_hh, bias, h0, c0):
+    """`(states, gates)` in the contract's batch-first layouts (transposed views)."""
+    batch, seq, d_input = x.shape
+    hidden = h0.shape[1]
+    xw = _work(x)
+    work = xw.dtype
+    scale, offset = _tanh_form(4 * hidden, hidden, work)
+    w_in = w_ih.astype(work) * scale
+    w_rec = w_hh.astype(work) * scale
+    time_major = np.ascontiguousarray(xw.transpose(1, 0, 2)).reshape(seq * batch, d_input)
+    projected = time_major @ w_in
+    if bias is not None:
+        projected += bias.astype(work) * scale
+    projected = projected.reshape(seq, batch, 4 * hidden)
+    states = np.empty((2, seq, batch, hidden), work)
+    gates = np.empty((seq, batch, 4 * hidden), work)
+    h, c = h0.astype(work, copy=False), c0.astype(work, copy=False)
+    for t in range(seq):
+        z = gates[t]
+        np.matmul(h, w_rec, out=z)
+        z += projected[t]
+        np.tanh(z, out=z)
+        z *= scale
+        z += offset
+        c_t, h_t = states[1, t], states[0, t]
+        np.multiply(z[:, hidden : 2 * hidden], c, out=c_t)
+        c_t += z[:, :hidden] * z[:, 2 * hidden : 3 * hidden]
+        np.tanh(c_t, out=h_t)
+        h_t *= z[:, 3 * hidden :]
+        h, c = h_t, c_t
+    return (
+        states.transpose(0, 2, 1, 3).astype(x.dtype, copy=False),
+        gates.transpose(1, 0, 2).astype(x.dtype, copy=False),
+    )
+
+
+def _backward(w_hh, h0, c0, states, gates, grad):
+    _, batch, seq, hidden = states.shape
+    work = _work(states[:1, :1, :1]).dtype
+    # Time-major views: [seq, batch, ...] (contiguous when `states` came from `_forward`).
+    cs = _work(states[1]).transpose(1, 0, 2)
+    gt = _work(gates).transpose(1, 0, 2)
+    i, f = gt[..., :hidden], gt[..., hidden : 2 * hidden]
+    g, o = gt[..., 2 * hidden : 3 * hidden], gt[..., 3 * hidden :]
+    c_prev = np.concatenate([c0.astype(work)[None], cs[:-1]])
+    tanh_c = np.tanh(cs)
+    # The factors each step multiplies by, for every step at once.
+    through_h = o * (1.0 - tanh_c * tanh_c)
+    to_ifg = np.empty((seq, batch, 3, hidden), work)
+    to_ifg[:, :, 0] = g * i * (1.0 - i)
+    to_ifg[:, :, 1] = c_prev * f * (1.0 - f)
+    to_ifg[:, :, 2] = i * (1.0 - g * g)
+    to_o = tanh_c * o * (1.0 - o)
+    grad_h = _work(grad[0]).transpose(1, 0, 2)
+    grad_c = _work(grad[1]).transpose(1, 0, 2)
+    w_rec_t = w_hh.astype(work, copy=False).T
+    # Batch first, as the contract returns it: each step writes strided rows, and the matmuls
+    # that follow (in `lstm_inputs_backward`) read it as one contiguous [batch * seq, 4H].
+    dz = np.empty((batch, seq, 4, hidden), work)
+    dh = np.zeros((batch, hidden), work)
+    dc = np.zeros((batch, hidden), work)
+    for t in range(seq - 1, -1, -1):
+        dh = grad_h[t] + dh
+        dc = grad_c[t] + dc
+        dc += dh * through_h[t]
+        np.multiply(dc[:, None, :], to_ifg[t], out=dz[:, t, :3])
+        np.multiply(dh, to_o[t], out=dz[:, t, 3])
+        dc *= f[t]
+        dh = dz[:, t].reshape(batch, 4 * hidden) @ w_rec_t
+    dtype = states.dtype
+    return (
+        dz.reshape(batch, seq, 4 * hidden).astype(dtype, copy=False),
+        dh.astype(dtype, copy=False),
+        dc.astype(dtype, copy=False),
+    )
+
+
+def _gru_forward(x, w_ih, w_hh, b_ih, b_hh, h0):
+    """`(states, gates)` of the GRU, batch first (transposed views of time-major buffers)."""
+    batch, seq, d_input = x.shape
+    hidden = h0.shape[1]
+    xw = _work(x)
+    work = xw.dtype
+    time_major = np.ascontiguousarray(xw.transpose(1, 0, 2)).reshape(seq * batch, d_input)
+    projected = time_major @ w_ih.astype(work, copy=False)
+    if b_ih is not None:
+        projected += b_ih.astype(work, copy=False)
+    projected = projected.reshape(seq, batch, 3 * hidden)
+    w_rec = w_hh.astype(work, copy=False)
+    b_rec = None if b_hh is None else b_hh.astype(work, copy=False)
+    states = np.empty((seq, batch, hidden), work)
+    gates = np.empty((seq, batch, 4 * hidden), work)
+    from_h = np.empty((batch, 3 * hidden), work)
+    h = h0.astype(work, copy=False)
+    for t in range(seq):
+        np.matmul(h, w_rec, out=from_h)
+        if b_rec is not None:
+            from_h += b_rec
+        g = gates[t]
+        rz, n, h_n = g[:, : 2 * hidden], g[:, 2 * hidden : 3 * hidden], g[:, 3 * hidden :]
+        # sigmoid(v) = (tanh(v / 2) + 1) / 2, for r and z at once
+        np.add(projected[t, :, : 2 * hidden], from_h[:, : 2 * hidden], out=rz)
+        rz *= 0.5
+        np.tanh(rz, out=rz)
+        rz *= 0.5
+        rz += 0.5
+        h_n[...] = from_h[:, 2 * hidden :]
+        np.multiply(g[:, :hidden], h_n, out=n)
+        n += projected[t, :, 2 * hidden :]
+        np.tanh(n, out=n)
+        h_t = states[t]
+        np.subtract(h, n, out=h_t)
+        h_t *= g[:, hidden : 2 * hidden]
+        h_t += n
+        h = h_t
+    return (
+        states.transpose(1, 0, 2).astype(x.dtype, copy=False),
+        gates.transpose(1, 0, 2).astype(x.dtype, copy=False),
+    )
+
+
+def _gru_backward(w_hh, h0, states, gates, grad):
+    batch, seq, hidden = states.shape
+    work = _work(states[:1, :1, :1]).dtype
+    hs = _work(states).transpose(1, 0, 2)
+    gt = _work(gates).transpose(1, 0, 2)
+    r, z = gt[..., :hidden], gt[..., hidden : 2 * hidden]
+    n, h_n = gt[..., 2 * hidden : 3 * hidden], gt[..., 3 * hidden :]
+    h_prev = np.concatenate([h0.astype(work)[None], hs[:-1]])
+    # The factors each step multiplies by, for every step at once.
+    to_n = (1.0 - z) * (1.0 - n * n)
+    to_z = (h_prev - n) * z * (1.0 - z)
+    to_r = h_n * r * (1.0 - r)
+    grad_h = _work(grad).transpose(1, 0, 2)
+    w_rec_t = w_hh.astype(work, copy=False).T
+    d_in = np.empty((batch, seq, 3 * hidden), work)
+    d_hid = np.empty((batch, seq, 3 * hidden), work)
+    dh = np.zeros((batch, hidden), work)
+    for t in range(seq - 1, -1, -1):
+        dh = grad_h[t] + dh
+        gi, gh = d_in[:, t], d_hid[:, t]
+        dn = gi[:, 2 * hidden :]
+        np.multiply(dh, to_n[t], out=dn)
+        np.multiply(dh, to_z[t], out=gi[:, hidden : 2 * hidden])
+        np.multiply(dn, to_r[t], out=gi[:, :hidden])
+        gh[:, : 2 * hidden] = gi[:, : 2 * hidden]
+        np.multiply(dn, r[t], out=gh[:, 2 * hidden :])
+        dh = dh * z[t]
+        dh += gh @ w_rec_t
+    dtype = states.dtype
+    return (
+        d_in.astype(dtype, copy=False),
+        d_hid.astype(dtype, copy=False),
+        dh.astype(dtype, copy=False),
+    )
+
+
+class NdArrayRecurrentOps:
+    """Numpy overrides of `RecurrentOps`. `lstm` and `gru` keep the contract's defaults (these
+    `*_with_gates`, whose gates cost one buffer and no extra work), so that under autodiff the
+    op that runs is the one overridden."""
+
+    def lstm_with_gates(self, x, w_ih, w_hh, bias, h0, c0):
+        return _forward(x, w_ih, w_hh, bias, h0, c0)
+
+    def lstm_backward(self, w_hh, h0, c0, states, gates, grad):
+        return _backward(w_hh, h0, c0, states, gates, grad)
+
+    def gru_with_gates(self, x, w_ih, w_hh, b_ih, b_hh, h0):
+        return _gru_forward(x, w_ih, w_hh, b_ih, b_hh, h0)
+
+    def gru_backward(self, w_hh, h0, states, gates, grad):
+        return _gru_backward(w_hh, h0, states, gates, grad)
+
+
+for _name in ("lstm_with_gates", "lstm_backward", "gru_with_gates", "gru_backward"):
+    getattr(NdArrayRecurrentOps, _name).__doc__ = getattr(RecurrentOps, _name).__doc__
