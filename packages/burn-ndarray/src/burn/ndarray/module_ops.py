@@ -202,7 +202,8 @@ class NdArrayModuleOps:
         candidates = [lambda: _conv(xw, w, stride, padding, dilation, groups, out)]
         if winograd.applies(x.shape, w.shape, stride, padding, dilation, xw.dtype):
             candidates += [
-                lambda m=m: winograd.conv2d(xw, w, padding, groups, m) for m in winograd.TILE_SIZES
+                lambda m=m: winograd.conv2d(xw, w, padding, groups, m, cache=True)
+                for m in winograd.TILE_SIZES
             ]
         key = ("f", x.shape, w.shape, xw.dtype.str, stride, padding, dilation, groups)
         y = CONV_AUTOTUNE.run(key, candidates)

@@ -18,6 +18,8 @@ flipped and transposed; the weight gradient is the adjoint of the pointwise prod
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -151,6 +153,49 @@ def _filter_transform(weight: np.ndarray, m: int, dtype) -> np.ndarray:
     return np.matmul(_kron_g(m, dtype), flat.T).reshape(size, size, k, c)
 
 
+class _FilterCache:
+    """The transformed kernels of recent forward calls, for inference that reuses its weights.
+
+    A transformed kernel is 16/9 or 4 times the kernel's size and costs a pass over it, which
+    for a wide layer at batch 1 is most of what Winograd saves. An entry is served only when
+    the kernel is equal to the copy kept with it (one comparison, far cheaper than the
+    transform), so a kernel changed in place or a new array at a reused address is transformed
+    afresh. Entries past `max_bytes` are dropped, least recently used first."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._entries: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def transformed(self, weight: np.ndarray, m: int, dtype) -> np.ndarray:
+        key = (id(weight), weight.shape, weight.dtype.str, m, np.dtype(dtype).str)
+        with self._lock:
+            entry = self._entries.get(key)
+        if entry is not None and np.array_equal(entry[0], weight):
+            with self._lock:
+                if key in self._entries:
+                    self._entries.move_to_end(key)
+            return entry[1]
+        u = _filter_transform(weight, m, dtype)
+        kept = weight.copy()
+        size = kept.nbytes + u.nbytes
+        if size <= self.max_bytes:
+            with self._lock:
+                old = self._entries.pop(key, None)
+                if old is not None:
+                    self._bytes -= old[0].nbytes + old[1].nbytes
+                self._entries[key] = (kept, u)
+                self._bytes += size
+                while self._bytes > self.max_bytes:
+                    _, (w, t) = self._entries.popitem(last=False)
+                    self._bytes -= w.nbytes + t.nbytes
+        return u
+
+
+FILTER_CACHE = _FilterCache(max_bytes=128 * 2**20)
+
+
 def _output_transform(mm: np.ndarray, tiling: _Tiling, n: int) -> np.ndarray:
     """`AT M A` of every tile of `mm [b, a, K, T]`, placed as `[N, K, *out]`.
 
@@ -167,8 +212,11 @@ def _output_transform(mm: np.ndarray, tiling: _Tiling, n: int) -> np.ndarray:
     return y[:, :, : tiling.out[0], : tiling.out[1]]
 
 
-def conv2d(x: np.ndarray, weight: np.ndarray, padding, groups: int, m: int) -> np.ndarray:
-    """`x [N, C, H, W]` by `weight [K, C / groups, 3, 3]`, stride 1, F(m x m, 3x3)."""
+def conv2d(
+    x: np.ndarray, weight: np.ndarray, padding, groups: int, m: int, cache: bool = False
+) -> np.ndarray:
+    """`x [N, C, H, W]` by `weight [K, C / groups, 3, 3]`, stride 1, F(m x m, 3x3); with
+    `cache`, the transformed kernel comes from (and goes to) `FILTER_CACHE`."""
     n, c, h, w = x.shape
     k = weight.shape[0]
     dtype = np.result_type(x.dtype, weight.dtype)
@@ -176,7 +224,10 @@ def conv2d(x: np.ndarray, weight: np.ndarray, padding, groups: int, m: int) -> n
     tiling = _Tiling(m, out)
     size = m + 2
     v = _input_transform(_pad_channels_first(x, padding, tiling, dtype), tiling)
-    u = _filter_transform(weight, m, dtype)
+    if cache:
+        u = FILTER_CACHE.transformed(weight, m, dtype)
+    else:
+        u = _filter_transform(weight, m, dtype)
     t = v.shape[-1]
     v = v.reshape(size * size, groups, c // groups, t)
     u = u.reshape(size * size, groups, k // groups, c // groups)
