@@ -228,3 +228,21 @@ def test_winograd_float32_error_stays_within_the_tolerances(kind):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * scale)
         if kind in ("normal", "relu"):
             np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_stride1_transposed_convolution_through_the_backend_matches_float64():
+    """A 3x3 stride-1 transposed convolution is a Winograd input gradient among the candidates;
+    whichever wins, the result is the adjoint of the convolution it transposes."""
+    from burn.backend.ops.module_options import ConvTransposeOptions
+    from burn.ndarray.backend import NdArrayBackend
+
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 6, 9, 7)).astype(np.float32)
+    w = rng.standard_normal((6, 2, 3, 3)).astype(np.float32)  # [in, out / groups, 3, 3]
+    options = ConvTransposeOptions((1, 1), (1, 1), (0, 0), (1, 1), 2)
+    y = NdArrayBackend().conv_transpose2d(x, w, None, options)
+    expected = module_ops._x_grad_col2im(
+        y.shape, w.astype(np.float64), x.astype(np.float64), (1, 1), (1, 1), (1, 1), 2
+    )
+    assert y.dtype == np.float32 and y.shape == (2, 4, 9, 7)
+    np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-4)

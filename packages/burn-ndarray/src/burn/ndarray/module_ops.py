@@ -263,6 +263,11 @@ class NdArrayModuleOps:
         candidates = [lambda: _x_grad_col2im(shape, w, xw, stride, padding, dilation, groups)]
         if _shifted(x, stride) and not any(options.padding_out):
             candidates.append(lambda: conv_x_grad_stride1(shape, w, xw, padding, dilation, groups))
+        if winograd.applies(shape, w.shape, stride, padding, dilation, xw.dtype):
+            candidates += [
+                lambda m=m: winograd.conv2d_x_grad(shape, w, xw, padding, groups, m)
+                for m in winograd.TILE_SIZES
+            ]
         key = ("t", x.shape, w.shape, xw.dtype.str, stride, padding, dilation, groups, tuple(size))
         y = CONV_AUTOTUNE.run(key, candidates)
         return _bias(y, bias).astype(x.dtype, copy=False)
