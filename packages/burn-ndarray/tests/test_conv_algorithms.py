@@ -246,3 +246,21 @@ def test_stride1_transposed_convolution_through_the_backend_matches_float64():
     )
     assert y.dtype == np.float32 and y.shape == (2, 4, 9, 7)
     np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_winograd_kernel_cache_serves_only_the_same_kernel_and_forgets_freed_ones():
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((1, 3, 6, 6)).astype(np.float32)
+    w = rng.standard_normal((2, 3, 3, 3)).astype(np.float32)
+    cache = winograd.FILTER_CACHE
+    before = len(cache)
+    first = winograd.conv2d(x, w, (1, 1), 1, 4, cache=True)
+    assert len(cache) == before + 1
+    np.testing.assert_array_equal(winograd.conv2d(x, w, (1, 1), 1, 4, cache=True), first)
+    w[0, 0, 1, 1] += 1.0  # changed in place: the cached transform must not be served
+    expected = reference_conv(x.astype(np.float64), w.astype(np.float64), (1, 1), (1, 1), (1, 1), 1)
+    changed = winograd.conv2d(x, w, (1, 1), 1, 4, cache=True)
+    np.testing.assert_allclose(changed, expected, rtol=1e-4, atol=1e-4)
+    assert len(cache) == before + 1
+    del w
+    assert len(cache) == before

@@ -9,8 +9,9 @@ back. A direct convolution spends 9 multiplies per output and channel pair; F(2x
 matrix over a strided view (one copy and one BLAS call each), not a loop over tiles.
 
 The price is rounding: the transforms mix values of different sizes (F(4x4, 3x3) uses factors
-up to 8 and 1/24), so float32 results carry a few ulps more error than im2col's. Only float32
-and float64 are served; both the forward convolution and the two gradients reuse the same
+from 1/15 to 8), so in float32 F(4x4, 3x3) carries several times im2col's error and F(2x2,
+3x3) about im2col's (the tests bound both against a float64 reference). Only float32 and
+float64 are served; both the forward convolution and the two gradients reuse the same
 transforms (the input gradient is a forward convolution of the output gradient with the kernel
 flipped and transposed; the weight gradient is the adjoint of the pointwise product).
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import math
 import threading
+import weakref
 from collections import OrderedDict
 
 import numpy as np
@@ -102,7 +104,6 @@ class _Tiling:
         self.patch = m + 2
         # The padded input every tile can read without running off its end.
         self.padded = (self.tiles[0] * m + 2, self.tiles[1] * m + 2)
-        self.count = self.tiles[0] * self.tiles[1]
 
 
 def _pad_channels_first(x: np.ndarray, padding, tiling: _Tiling, dtype) -> np.ndarray:
@@ -118,8 +119,8 @@ def _pad_channels_first(x: np.ndarray, padding, tiling: _Tiling, dtype) -> np.nd
 
 
 def _input_transform(xp: np.ndarray, tiling: _Tiling) -> np.ndarray:
-    """`BT d B` of every patch of `xp [C, N, Hp, Wp]`: `[a, b, C, N * tiles]` (a, b the
-    transformed row and column)."""
+    """`BT d B` of every patch of `xp [C, N, Hp, Wp]`: `[b, a, C, N * tiles]` (b the
+    transformed column, a the transformed row)."""
     c, n, hp, wp = xp.shape
     m, size = tiling.m, tiling.patch
     th, tw = tiling.tiles
@@ -159,8 +160,9 @@ class _FilterCache:
     A transformed kernel is 16/9 or 4 times the kernel's size and costs a pass over it, which
     for a wide layer at batch 1 is most of what Winograd saves. An entry is served only when
     the kernel is equal to the copy kept with it (one comparison, far cheaper than the
-    transform), so a kernel changed in place or a new array at a reused address is transformed
-    afresh. Entries past `max_bytes` are dropped, least recently used first."""
+    transform), so a kernel changed in place is transformed afresh. An entry goes when its
+    kernel array is freed (a training step's replaced weights, a half-precision kernel's
+    float32 copy), and entries past `max_bytes` are dropped, least recently used first."""
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
@@ -182,15 +184,26 @@ class _FilterCache:
         size = kept.nbytes + u.nbytes
         if size <= self.max_bytes:
             with self._lock:
-                old = self._entries.pop(key, None)
-                if old is not None:
-                    self._bytes -= old[0].nbytes + old[1].nbytes
+                self._drop_locked(key)
                 self._entries[key] = (kept, u)
                 self._bytes += size
                 while self._bytes > self.max_bytes:
-                    _, (w, t) = self._entries.popitem(last=False)
-                    self._bytes -= w.nbytes + t.nbytes
+                    self._drop_locked(next(iter(self._entries)))
+            if entry is None:  # a replaced entry's array already has its finalizer
+                weakref.finalize(weight, self._drop, key)
         return u
+
+    def _drop(self, key) -> None:
+        with self._lock:
+            self._drop_locked(key)
+
+    def _drop_locked(self, key) -> None:
+        old = self._entries.pop(key, None)
+        if old is not None:
+            self._bytes -= old[0].nbytes + old[1].nbytes
+
+    def __len__(self) -> int:
+        return len(self._entries)
 
 
 FILTER_CACHE = _FilterCache(max_bytes=128 * 2**20)
