@@ -230,22 +230,47 @@ def test_winograd_float32_error_stays_within_the_tolerances(kind):
             np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
-def test_stride1_transposed_convolution_through_the_backend_matches_float64():
-    """A 3x3 stride-1 transposed convolution is a Winograd input gradient among the candidates;
-    whichever wins, the result is the adjoint of the convolution it transposes."""
-    from burn.backend.ops.module_options import ConvTransposeOptions
+def test_winograd_is_offered_only_to_layers_with_enough_channels():
+    one = (1, 1)
+    wide = winograd.MIN_CHANNELS
+    assert winograd.worthwhile((1, wide, 8, 8), (wide, wide, 3, 3), one, one, one, np.float32, 1)
+    narrow = (wide, wide - 1, 3, 3)
+    assert not winograd.worthwhile((1, wide - 1, 8, 8), narrow, one, one, one, np.float32, 1)
+    grouped = (2 * wide, wide, 3, 3)  # 2 groups of `wide` in, `wide` out
+    assert winograd.worthwhile((1, 2 * wide, 8, 8), grouped, one, one, one, np.float32, 2)
+    assert not winograd.worthwhile((1, 4 * wide, 8, 8), grouped, one, one, one, np.float32, 4)
+    assert not winograd.worthwhile((1, wide, 8, 8), (wide, wide, 3, 3), (2, 2), one, one, "f4", 1)
+
+
+def test_stride1_convolutions_through_the_backend_match_float64():
+    """At 16 channels per group Winograd is among the timed candidates of the forward pass,
+    both gradients and the transposed convolution; whichever wins, the results agree with
+    float64 within the conformance tolerance."""
+    from burn.backend.ops.module_options import ConvOptions, ConvTransposeOptions
     from burn.ndarray.backend import NdArrayBackend
 
     rng = np.random.default_rng(4)
-    x = rng.standard_normal((2, 6, 9, 7)).astype(np.float32)
-    w = rng.standard_normal((6, 2, 3, 3)).astype(np.float32)  # [in, out / groups, 3, 3]
-    options = ConvTransposeOptions((1, 1), (1, 1), (0, 0), (1, 1), 2)
-    y = NdArrayBackend().conv_transpose2d(x, w, None, options)
-    expected = module_ops._x_grad_col2im(
-        y.shape, w.astype(np.float64), x.astype(np.float64), (1, 1), (1, 1), (1, 1), 2
-    )
-    assert y.dtype == np.float32 and y.shape == (2, 4, 9, 7)
-    np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-4)
+    backend = NdArrayBackend()
+    x = rng.standard_normal((2, 32, 9, 7)).astype(np.float32)
+    w = (rng.standard_normal((32, 16, 3, 3)) / 12).astype(np.float32)
+    x64, w64 = x.astype(np.float64), w.astype(np.float64)
+    one = (1, 1)
+    y = backend.conv2d(x, w, None, ConvOptions(one, one, one, 2))
+    np.testing.assert_allclose(y, reference_conv(x64, w64, one, one, one, 2), rtol=1e-4, atol=1e-4)
+    g = rng.standard_normal(y.shape).astype(np.float32)
+    g64 = g.astype(np.float64)
+    options = ConvOptions(one, one, one, 2)
+    xg = backend.conv2d_x_backward(x, w, g, options)
+    expected = module_ops._x_grad_col2im(x.shape, w64, g64, one, one, one, 2)
+    np.testing.assert_allclose(xg, expected, rtol=1e-4, atol=1e-4)
+    wg = backend.conv2d_weight_backward(x, w, g, options)
+    expected = module_ops._weight_grad_im2col(x64, w.shape, g64, one, one, one, 2)
+    np.testing.assert_allclose(wg, expected, rtol=1e-4, atol=1e-4)
+    # A transposed convolution is the input gradient of the convolution it transposes.
+    t = backend.conv_transpose2d(x, w, None, ConvTransposeOptions(one, one, (0, 0), one, 2))
+    expected = module_ops._x_grad_col2im(t.shape, w64, x64, one, one, one, 2)
+    assert t.dtype == np.float32 and t.shape == (2, 32, 9, 7)
+    np.testing.assert_allclose(t, expected, rtol=1e-4, atol=1e-4)
 
 
 def test_winograd_kernel_cache_serves_only_the_same_kernel_and_forgets_freed_ones():
