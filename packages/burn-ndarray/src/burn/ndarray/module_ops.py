@@ -3,7 +3,7 @@
 A convolution is one strided window view of the padded input (no copy), one copy into an
 im2col matrix and one batched BLAS matmul with groups as the batch dim; its weight gradient is
 the same im2col matrix times the output gradient. Its input gradient (and the transposed
-convolution, which is one) adds a matmul plus a col2im that loops over kernel positions or, at
+convolution, which is one) is a matmul plus a col2im that loops over kernel positions or, at
 stride 1, one matmul plus one contiguous shifted add per tap (`burn.ndarray.conv`). A 3x3
 stride-1 2-D convolution also has Winograd algorithms for all three (`burn.ndarray.winograd`),
 which spend 2.25-4x fewer multiplies. Where an op has several algorithms, the faster for each

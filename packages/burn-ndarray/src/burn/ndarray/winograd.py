@@ -22,9 +22,11 @@ import math
 import threading
 import weakref
 from collections import OrderedDict
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
+from numpy.typing import DTypeLike
 
 # The output tile is AT [ (G w G^T) * (BT d B) ] A. F(2x2, 3x3) interpolates at 0, 1, -1 and
 # infinity (Lavin and Gray's matrices); F(4x4, 3x3) at 0, 1, -1, 1/2, -2 and infinity, which
@@ -77,7 +79,14 @@ TILE_SIZES = tuple(_BT)
 WEIGHT_GRAD_TILE_SIZES = (2,)
 
 
-def applies(x_shape, weight_shape, stride, padding, dilation, dtype) -> bool:
+def applies(
+    x_shape: Sequence[int],
+    weight_shape: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    dtype: DTypeLike,
+) -> bool:
     """Whether a Winograd algorithm computes this convolution: 2-D, a 3x3 kernel, stride and
     dilation 1, padding at most 2 (so that the flipped kernel serves the input gradient),
     float32 or float64, and something to compute."""
@@ -100,7 +109,15 @@ def applies(x_shape, weight_shape, stride, padding, dilation, dtype) -> bool:
 MIN_CHANNELS = 16
 
 
-def worthwhile(x_shape, weight_shape, stride, padding, dilation, dtype, groups: int) -> bool:
+def worthwhile(
+    x_shape: Sequence[int],
+    weight_shape: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    dtype: DTypeLike,
+    groups: int,
+) -> bool:
     """Whether to offer Winograd to the autotune: it `applies` and the layer has at least
     `MIN_CHANNELS` input and output channels per group."""
     return (
@@ -186,7 +203,7 @@ class _FilterCache:
         self._bytes = 0
         self._lock = threading.Lock()
 
-    def transformed(self, weight: np.ndarray, m: int, dtype) -> np.ndarray:
+    def transformed(self, weight: np.ndarray, m: int, dtype: DTypeLike) -> np.ndarray:
         key = (id(weight), weight.shape, weight.dtype.str, m, np.dtype(dtype).str)
         with self._lock:
             entry = self._entries.get(key)
@@ -242,7 +259,12 @@ def _output_transform(mm: np.ndarray, tiling: _Tiling, n: int) -> np.ndarray:
 
 
 def conv2d(
-    x: np.ndarray, weight: np.ndarray, padding, groups: int, m: int, cache: bool = False
+    x: np.ndarray,
+    weight: np.ndarray,
+    padding: Sequence[int],
+    groups: int,
+    m: int,
+    cache: bool = False,
 ) -> np.ndarray:
     """`x [N, C, H, W]` by `weight [K, C / groups, 3, 3]`, stride 1, F(m x m, 3x3); with
     `cache`, the transformed kernel comes from (and goes to) `FILTER_CACHE`."""
@@ -264,7 +286,14 @@ def conv2d(
     return np.ascontiguousarray(_output_transform(mm, tiling, n))
 
 
-def conv2d_x_grad(x_shape, weight: np.ndarray, output_grad: np.ndarray, padding, groups, m):
+def conv2d_x_grad(
+    x_shape: Sequence[int],
+    weight: np.ndarray,
+    output_grad: np.ndarray,
+    padding: Sequence[int],
+    groups: int,
+    m: int,
+) -> np.ndarray:
     """The input gradient of a stride-1 3x3 convolution: the output gradient convolved with the
     kernel flipped and with its two channel dims swapped (per group), padded by `2 - p`."""
     k, cg = weight.shape[:2]
@@ -274,7 +303,14 @@ def conv2d_x_grad(x_shape, weight: np.ndarray, output_grad: np.ndarray, padding,
     return conv2d(output_grad, flipped, (2 - padding[0], 2 - padding[1]), groups, m)
 
 
-def conv2d_weight_grad(x: np.ndarray, weight_shape, output_grad: np.ndarray, padding, groups, m):
+def conv2d_weight_grad(
+    x: np.ndarray,
+    weight_shape: Sequence[int],
+    output_grad: np.ndarray,
+    padding: Sequence[int],
+    groups: int,
+    m: int,
+) -> np.ndarray:
     """The weight gradient of a stride-1 3x3 convolution, the forward pass run backwards: the
     output gradient's tiles go through `AT`'s transpose, meet the transformed input in one
     batched matmul over tiles, and `G`'s transpose brings the sum back to 3x3."""
