@@ -231,15 +231,20 @@ def test_winograd_float32_error_stays_within_the_tolerances(kind):
 
 
 def test_winograd_is_offered_only_to_layers_with_enough_channels():
-    one = (1, 1)
-    wide = winograd.MIN_CHANNELS
-    assert winograd.worthwhile((1, wide, 8, 8), (wide, wide, 3, 3), one, one, one, np.float32, 1)
-    narrow = (wide, wide - 1, 3, 3)
-    assert not winograd.worthwhile((1, wide - 1, 8, 8), narrow, one, one, one, np.float32, 1)
-    grouped = (2 * wide, wide, 3, 3)  # 2 groups of `wide` in, `wide` out
-    assert winograd.worthwhile((1, 2 * wide, 8, 8), grouped, one, one, one, np.float32, 2)
-    assert not winograd.worthwhile((1, 4 * wide, 8, 8), grouped, one, one, one, np.float32, 4)
-    assert not winograd.worthwhile((1, wide, 8, 8), (wide, wide, 3, 3), (2, 2), one, one, "f4", 1)
+    one, least = (1, 1), winograd.MIN_CHANNELS
+
+    def offered(channels, out_channels, groups, stride=one, dtype=np.float32):
+        x_shape = (1, channels, 8, 8)
+        w_shape = (out_channels, channels // groups, 3, 3)
+        return winograd.applies(x_shape, w_shape, stride, one, one, dtype, groups, least)
+
+    assert offered(least, least, 1)
+    assert not offered(least - 1, least, 1)
+    assert not offered(least, least - 1, 1)
+    assert offered(2 * least, 2 * least, 2)  # 2 groups of `least` in and out
+    assert not offered(4 * least, 2 * least, 4)
+    assert not offered(least, least, 1, stride=(2, 2))
+    assert not offered(least, least, 1, dtype=np.float16)
 
 
 def test_stride1_convolutions_through_the_backend_match_float64():

@@ -201,7 +201,9 @@ class NdArrayModuleOps:
         out = conv_output_sizes(x.shape[2:], kernel, stride, padding, dilation)
         xw, w = _work(x), _work(weight)
         candidates = [lambda: _conv(xw, w, stride, padding, dilation, groups, out)]
-        if winograd.worthwhile(x.shape, w.shape, stride, padding, dilation, xw.dtype, groups):
+        if winograd.applies(
+            x.shape, w.shape, stride, padding, dilation, xw.dtype, groups, winograd.MIN_CHANNELS
+        ):
             candidates += [
                 lambda m=m: winograd.conv2d(xw, w, padding, groups, m, cache=True)
                 for m in winograd.TILE_SIZES
@@ -218,7 +220,9 @@ class NdArrayModuleOps:
         candidates = [lambda: _x_grad_col2im(x.shape, w, g, stride, padding, dilation, groups)]
         if _shifted(x, stride):
             candidates.append(lambda: conv_x_grad_stride1(x.shape, w, g, padding, dilation, groups))
-        if winograd.worthwhile(x.shape, w.shape, stride, padding, dilation, g.dtype, groups):
+        if winograd.applies(
+            x.shape, w.shape, stride, padding, dilation, g.dtype, groups, winograd.MIN_CHANNELS
+        ):
             candidates += [
                 lambda m=m: winograd.conv2d_x_grad(x.shape, w, g, padding, groups, m)
                 for m in winograd.TILE_SIZES
@@ -231,8 +235,8 @@ class NdArrayModuleOps:
         stride, padding, dilation, groups = _conv_options(options)
         shape = weight.shape
         candidates = [lambda: _weight_grad_im2col(xw, shape, g, stride, padding, dilation, groups)]
-        if output_grad.size and winograd.worthwhile(
-            x.shape, shape, stride, padding, dilation, xw.dtype, groups
+        if output_grad.size and winograd.applies(
+            x.shape, shape, stride, padding, dilation, xw.dtype, groups, winograd.MIN_CHANNELS
         ):
             candidates += [
                 lambda m=m: winograd.conv2d_weight_grad(xw, shape, g, padding, groups, m)
@@ -264,7 +268,9 @@ class NdArrayModuleOps:
         candidates = [lambda: _x_grad_col2im(shape, w, xw, stride, padding, dilation, groups)]
         if _shifted(x, stride) and not any(options.padding_out):
             candidates.append(lambda: conv_x_grad_stride1(shape, w, xw, padding, dilation, groups))
-        if winograd.worthwhile(shape, w.shape, stride, padding, dilation, xw.dtype, groups):
+        if winograd.applies(
+            shape, w.shape, stride, padding, dilation, xw.dtype, groups, winograd.MIN_CHANNELS
+        ):
             candidates += [
                 lambda m=m: winograd.conv2d_x_grad(shape, w, xw, padding, groups, m)
                 for m in winograd.TILE_SIZES

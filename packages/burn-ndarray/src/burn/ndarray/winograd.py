@@ -79,6 +79,13 @@ TILE_SIZES = tuple(_BT)
 WEIGHT_GRAD_TILE_SIZES = (2,)
 
 
+# Below this many input or output channels per group the transforms cost more than the saved
+# multiplies (the guide's 8-to-16-channel layer ran 1.2x slower in F(4x4, 3x3) than im2col);
+# small layers also keep im2col's exact sums of small integers. The backend offers Winograd
+# to its autotune only from here on.
+MIN_CHANNELS = 16
+
+
 def applies(
     x_shape: Sequence[int],
     weight_shape: Sequence[int],
@@ -86,10 +93,13 @@ def applies(
     padding: Sequence[int],
     dilation: Sequence[int],
     dtype: DTypeLike,
+    groups: int = 1,
+    min_channels: int = 1,
 ) -> bool:
     """Whether a Winograd algorithm computes this convolution: 2-D, a 3x3 kernel, stride and
     dilation 1, padding at most 2 (so that the flipped kernel serves the input gradient),
-    float32 or float64, and something to compute."""
+    float32 or float64, something to compute, and at least `min_channels` input and output
+    channels per group."""
     return (
         len(x_shape) == 4
         and tuple(weight_shape[2:]) == (3, 3)
@@ -100,30 +110,8 @@ def applies(
         and math.prod(x_shape) > 0
         and math.prod(weight_shape) > 0
         and all(s + 2 * p >= 3 for s, p in zip(x_shape[2:], padding, strict=True))
-    )
-
-
-# Below this many input or output channels per group the transforms cost more than the saved
-# multiplies (the guide's 8-to-16-channel layer ran 1.2x slower in F(4x4, 3x3) than im2col);
-# small layers also keep im2col's exact sums of small integers.
-MIN_CHANNELS = 16
-
-
-def worthwhile(
-    x_shape: Sequence[int],
-    weight_shape: Sequence[int],
-    stride: Sequence[int],
-    padding: Sequence[int],
-    dilation: Sequence[int],
-    dtype: DTypeLike,
-    groups: int,
-) -> bool:
-    """Whether to offer Winograd to the autotune: it `applies` and the layer has at least
-    `MIN_CHANNELS` input and output channels per group."""
-    return (
-        applies(x_shape, weight_shape, stride, padding, dilation, dtype)
-        and weight_shape[1] >= MIN_CHANNELS
-        and weight_shape[0] // groups >= MIN_CHANNELS
+        and weight_shape[1] >= min_channels
+        and weight_shape[0] // groups >= min_channels
     )
 
 
