@@ -189,7 +189,9 @@ class _FilterCache:
         self.max_bytes = max_bytes
         self._entries: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()
         self._bytes = 0
-        self._lock = threading.Lock()
+        # Reentrant: a finalizer may run (and drop an entry) inside a locked section, when an
+        # allocation there sets off the garbage collector.
+        self._lock = threading.RLock()
 
     def transformed(self, weight: np.ndarray, m: int, dtype: DTypeLike) -> np.ndarray:
         key = (id(weight), weight.shape, weight.dtype.str, m, np.dtype(dtype).str)
