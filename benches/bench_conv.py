@@ -105,7 +105,7 @@ other core), so the table is single-threaded.
   1 thread, load average 0.9 to 1.5), the 64-channel layer went from 2.16 to 1.15 ms forward
   (NdArray/torch 2.19 -> 1.13), 2.19 to 1.19 ms for the input gradient (2.21 -> 1.17) and
   2.27 to 1.81 ms for the weight gradient (2.15 -> 1.68; F(2x2, 3x3) only, since F(4x4,
-  3x3)'s float32 error there reached 5-20x the conformance tolerance).
+  3x3)'s float32 error there reached up to 15x the conformance tolerance).
 - The guide's convolutions (8 and 16 channels) and the strided layer run the same algorithms
   as before, and their ratios did not move beyond noise (guide conv2: forward 3.4 -> 3.3,
   input gradient 1.8 -> 1.7, weight gradient 1.95 -> 1.9). Winograd is not offered below 16
