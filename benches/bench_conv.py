@@ -2,8 +2,10 @@
 
 The shapes are the guide's two convolutions (batch 64) and two of ResNet-18's 3x3 layers
 (batch 1, padding 1, one of them with stride 2). Every op is the backend's own entry point on
-numpy arrays, so the Tensor layer's overhead is not part of the figure; PyTorch runs
-`conv2d` and `torch.ops.aten.convolution_backward` with the same thread count as the BLAS.
+numpy arrays, so the Tensor layer's overhead is not part of the figure; its first call, where
+the backend's autotune picks the algorithm for the shape, comes before the timing. PyTorch
+runs `conv2d` and `torch.ops.aten.convolution_backward` with the same thread count as the
+BLAS.
 
     OPENBLAS_NUM_THREADS=1 uv run python benches/bench_conv.py          # writes RESULTS.md
     OPENBLAS_NUM_THREADS=1 uv run python benches/bench_conv.py --quick  # nothing written
@@ -97,22 +99,29 @@ ratios within about 20% of 1 as noise. With 2 BLAS and torch threads on this 2-c
 under that load, single timings swung by 10-100x (threads spinning while a neighbour held the
 other core), so the table is single-threaded.
 
-- The input gradient at stride 1 (and the transposed convolution) is where NdArray changed:
-  a matmul plus one contiguous shifted add per kernel tap, chosen per shape by timing it
-  against the im2col matmul plus col2im on the first call. In interleaved runs of the previous
-  code and this one (medians of 3 runs each, 1 thread, load average 1.9 to 4.0), the guide's
-  second convolution's input gradient went from 2.4-2.9 ms to 1.6-2.3 ms (1.3-1.5x faster)
-  and the first's from 0.30 to 0.24 ms; the other rows run unchanged code.
-- The forward pass and the weight gradient stay the im2col and one BLAS matmul: a shifted-view
-  version of both (long contiguous copies instead of short-row gathers) was measured and came
-  out even with im2col, its few wrap-around columns costing what the copies saved, so a timed
-  choice between them was a coin toss on a busy machine and was dropped.
-- What is left is BLAS throughput. This machine's environment sets `OPENBLAS_CORETYPE=Haswell`
-  (see the machine lines), which makes OpenBLAS use AVX2 kernels on a CPU with AVX-512; the
-  PyTorch build uses AVX-512. With the variable unset (OpenBLAS picks its own SkylakeX
-  kernels), a quick 2-thread run of this table gave NdArray/torch 1.44, 1.52 and 1.89 for the
-  ResNet 3x3 layer's forward, input and weight gradient (2.2-2.3 under the Haswell kernels)
-  and 1.20-1.29 for the strided one; the guide's small-channel shapes barely moved.
+- The ResNet 3x3 stride-1 rows are where NdArray changed: Winograd F(4x4, 3x3) and F(2x2, 3x3)
+  (`burn.ndarray.winograd`) joined the timed candidates of the forward pass and both
+  gradients. In interleaved runs of the previous code and this one (4 rounds each, medians,
+  1 thread, load average 0.9 to 1.5), the 64-channel layer went from 2.16 to 1.15 ms forward
+  (NdArray/torch 2.19 -> 1.13), 2.19 to 1.19 ms for the input gradient (2.21 -> 1.17) and
+  2.27 to 1.81 ms for the weight gradient (2.15 -> 1.68; F(2x2, 3x3) only, since F(4x4,
+  3x3)'s float32 error there reached up to 15x the conformance tolerance).
+- The guide's convolutions (8 and 16 channels) and the strided layer run the same algorithms
+  as before, and their ratios did not move beyond noise (guide conv2: forward 3.4 -> 3.3,
+  input gradient 1.8 -> 1.7, weight gradient 1.95 -> 1.9). Winograd is not offered below 16
+  channels: on the guide's second layer F(4x4, 3x3) took 1.7 ms against im2col's 1.5 ms, its
+  input and output transforms being strided copies over 64 small 24x24 images that cost more
+  than the 4x fewer multiplies save. What is left there is BLAS throughput: the layer is 42M
+  multiply-adds, which OpenBLAS runs at about 95 GFLOP/s on one core here (0.85 ms alone,
+  against PyTorch's 0.45 ms for the whole convolution), so no im2col arrangement reaches 1.0x.
+- This machine's environment sets `OPENBLAS_CORETYPE=Haswell` (see the machine lines), which
+  makes OpenBLAS use AVX2 kernels on a CPU with AVX-512; the PyTorch build uses AVX-512. In 3
+  interleaved rounds of this table (1 thread, load average 0.6 to 1.0) with the variable set
+  and unset (OpenBLAS then picks its own SkylakeX kernels), the ResNet 3x3 layer's
+  NdArray/torch went from 1.14 / 1.18 / 1.66 (forward, input, weight gradient) to 0.92 / 0.99 /
+  1.47 and the strided layer's from 1.81-1.88 to 1.02-1.13; the guide's second layer's forward
+  and input gradient from 3.4 / 1.8 to 3.05 / 1.3, while its weight gradient and the first
+  layer's went the other way (1.9 -> 2.3, 1.8 -> 2.4: thin matmuls suit the AVX2 kernels).
 """
 
 HEADER = ["layer", "x * weight", "op", "NdArray ms", "torch ms", "NdArray/torch"]

@@ -149,7 +149,11 @@ def main() -> None:
         "shared machine under load the ratios move between runs (threads that wait for a busy "
         "core cost the small models most): compare runs only with their load stated. The "
         "generated model runs on NdArray (numpy) as written, one numpy call per op with no "
-        "graph-level fusion or layout planning; onnxruntime's lead comes from those."
+        "graph-level fusion or layout planning; its first call, a warm-up, lets NdArray's "
+        "autotune pick each convolution's algorithm. With 2 threads on a busy 2-core machine "
+        "every multi-threaded OpenBLAS call can wait a scheduler slice (about 8 ms here) for "
+        "the core a neighbour holds, so the NdArray column depends more on the load than on "
+        "the code (onnxruntime's time rose far less under the same load)."
     )
     publish(
         "## burn-import: ONNX models, generated code against onnxruntime and PyTorch",

@@ -1,9 +1,11 @@
 """Every convolution algorithm, whichever the per-shape timing picks, against float64 references.
 
 The conformance suite sees only the algorithm the autotune chose on that machine, so each one
-is checked here directly (the im2col ones of `burn.ndarray.module_ops` and the shifted-add
-input gradient of `burn.ndarray.conv`) against a loop-over-taps numpy reference; the gradients
-are checked entry by entry, exactly, since the loss `sum(y * g)` is linear in `x` and `w`.
+is checked here directly (the im2col ones of `burn.ndarray.module_ops`, the shifted-add
+input gradient of `burn.ndarray.conv` and the Winograd ones of `burn.ndarray.winograd`) against
+a loop-over-taps numpy reference; the gradients are checked entry by entry, exactly, since the
+loss `sum(y * g)` is linear in `x` and `w`. Winograd's float32 rounding is checked against a
+float64 reference on ResNet-like layers, ReLU-like and large-magnitude inputs included.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import itertools
 
 import numpy as np
 import pytest
-from burn.ndarray import module_ops
+from burn.ndarray import module_ops, winograd
 from burn.ndarray.autotune import Autotune
 from burn.ndarray.conv import conv_x_grad_stride1
 
@@ -135,3 +137,160 @@ def test_autotune_keeps_the_faster_candidate_and_returns_its_result():
     assert calls == {"slow": 3, "fast": 4}  # timed three times each, then only the winner
     assert tune.winner("other") is None
     assert tune.run("single", [slow]) == "slow"
+
+
+WINOGRAD_CASES = [  # (batch, channels, out channels, spatial, padding, groups)
+    (2, 3, 5, (7, 9), (1, 1), 1),  # sizes that are no multiple of either tile
+    (1, 4, 4, (8, 8), (0, 2), 2),
+    (3, 2, 4, (3, 3), (0, 0), 2),  # a single output
+    (2, 1, 3, (4, 13), (2, 0), 1),
+]
+
+
+@pytest.mark.parametrize("batch, channels, out_channels, spatial, padding, groups", WINOGRAD_CASES)
+def test_winograd_agrees_with_the_definition(
+    batch, channels, out_channels, spatial, padding, groups
+):
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((batch, channels, *spatial))
+    w = rng.standard_normal((out_channels, channels // groups, 3, 3))
+    one = (1, 1)
+    assert winograd.applies(x.shape, w.shape, one, padding, one, x.dtype)
+    y = reference_conv(x, w, one, padding, one, groups)
+    g = rng.standard_normal(y.shape)
+    x_grad = module_ops._x_grad_col2im(x.shape, w, g, one, padding, one, groups)
+    w_grad = module_ops._weight_grad_im2col(x, w.shape, g, one, padding, one, groups)
+    for m in winograd.TILE_SIZES:
+        np.testing.assert_allclose(winograd.conv2d(x, w, padding, groups, m), y, atol=1e-12)
+        got = winograd.conv2d_x_grad(x.shape, w, g, padding, groups, m)
+        np.testing.assert_allclose(got, x_grad, atol=1e-12)
+    for m in winograd.WEIGHT_GRAD_TILE_SIZES:
+        got = winograd.conv2d_weight_grad(x, w.shape, g, padding, groups, m)
+        np.testing.assert_allclose(got, w_grad, atol=1e-11)
+
+
+@pytest.mark.parametrize(
+    "x_shape, w_shape, stride, padding, dilation, dtype",
+    [
+        ((1, 2, 8, 8), (2, 2, 3, 3), (2, 2), (1, 1), (1, 1), np.float32),
+        ((1, 2, 8, 8), (2, 2, 3, 3), (1, 1), (1, 1), (2, 2), np.float32),
+        ((1, 2, 8, 8), (2, 2, 5, 5), (1, 1), (1, 1), (1, 1), np.float32),
+        ((1, 2, 8, 8), (2, 2, 3, 3), (1, 1), (3, 1), (1, 1), np.float32),
+        ((1, 2, 8, 8), (2, 2, 3, 3), (1, 1), (1, 1), (1, 1), np.float16),
+        ((1, 2, 8), (2, 2, 3), (1,), (1,), (1,), np.float32),
+        ((0, 2, 8, 8), (2, 2, 3, 3), (1, 1), (1, 1), (1, 1), np.float32),
+        ((1, 2, 1, 8), (2, 2, 3, 3), (1, 1), (0, 0), (1, 1), np.float32),
+    ],
+)
+def test_winograd_declines_what_it_cannot_compute(
+    x_shape, w_shape, stride, padding, dilation, dtype
+):
+    assert not winograd.applies(x_shape, w_shape, stride, padding, dilation, dtype)
+
+
+def _layer(rng, kind, shape, channels):
+    """A ResNet-like layer's input and He-initialised 3x3 kernel, in float64."""
+    x = rng.standard_normal(shape)
+    if kind == "relu":  # post-ReLU activations of a sizeable scale
+        x = np.maximum(x, 0.0) * 10.0
+    elif kind == "large":  # large magnitudes in inputs and weights
+        x = x * 1e3
+    elif kind == "spiky":  # one input in a hundred a thousand times the rest
+        x = x * np.where(rng.random(shape) < 0.01, 1e3, 1.0)
+    w = rng.standard_normal((channels, shape[1], 3, 3)) * np.sqrt(2.0 / (9 * shape[1]))
+    if kind == "large":
+        w = w * 1e2
+    return x, w
+
+
+@pytest.mark.parametrize("kind", ["normal", "relu", "large", "spiky"])
+def test_winograd_float32_error_stays_within_the_tolerances(kind):
+    """Float32 Winograd against float64: within 1e-4 of the output's scale, as the ONNX model
+    tests compare, on every input kind; within the conformance suite's 1e-4 absolute and
+    relative tolerance on inputs of ordinary magnitude."""
+    rng = np.random.default_rng(3)
+    x, w = _layer(rng, kind, (1, 64, 16, 16), 64)
+    padding, one = (1, 1), (1, 1)
+    y = reference_conv(x, w, one, padding, one, 1)
+    g = rng.standard_normal(y.shape)
+    x_grad = module_ops._x_grad_col2im(x.shape, w, g, one, padding, one, 1)
+    w_grad = module_ops._weight_grad_im2col(x, w.shape, g, one, padding, one, 1)
+    x32, w32, g32 = (a.astype(np.float32) for a in (x, w, g))
+    results = []
+    for m in winograd.TILE_SIZES:
+        results.append((winograd.conv2d(x32, w32, padding, 1, m), y))
+        results.append((winograd.conv2d_x_grad(x.shape, w32, g32, padding, 1, m), x_grad))
+    for m in winograd.WEIGHT_GRAD_TILE_SIZES:
+        results.append((winograd.conv2d_weight_grad(x32, w.shape, g32, padding, 1, m), w_grad))
+    for got, want in results:
+        assert got.dtype == np.float32
+        scale = float(np.abs(want).max())
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * scale)
+        if kind in ("normal", "relu"):
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_winograd_is_offered_only_to_layers_with_enough_channels():
+    one, least = (1, 1), winograd.MIN_CHANNELS
+
+    def offered(channels, out_channels, groups, stride=one, dtype=np.float32):
+        x_shape = (1, channels, 8, 8)
+        w_shape = (out_channels, channels // groups, 3, 3)
+        return winograd.applies(x_shape, w_shape, stride, one, one, dtype, groups, least)
+
+    assert offered(least, least, 1)
+    assert not offered(least - 1, least, 1)
+    assert not offered(least, least - 1, 1)
+    assert offered(2 * least, 2 * least, 2)  # 2 groups of `least` in and out
+    assert not offered(4 * least, 2 * least, 4)
+    assert not offered(least, least, 1, stride=(2, 2))
+    assert not offered(least, least, 1, dtype=np.float16)
+
+
+def test_stride1_convolutions_through_the_backend_match_float64():
+    """At 16 channels per group Winograd is among the timed candidates of the forward pass,
+    both gradients and the transposed convolution; whichever wins, the results agree with
+    float64 within the conformance tolerance."""
+    from burn.backend.ops.module_options import ConvOptions, ConvTransposeOptions
+    from burn.ndarray.backend import NdArrayBackend
+
+    rng = np.random.default_rng(4)
+    backend = NdArrayBackend()
+    x = rng.standard_normal((2, 32, 9, 7)).astype(np.float32)
+    w = (rng.standard_normal((32, 16, 3, 3)) / 12).astype(np.float32)
+    x64, w64 = x.astype(np.float64), w.astype(np.float64)
+    one = (1, 1)
+    y = backend.conv2d(x, w, None, ConvOptions(one, one, one, 2))
+    np.testing.assert_allclose(y, reference_conv(x64, w64, one, one, one, 2), rtol=1e-4, atol=1e-4)
+    g = rng.standard_normal(y.shape).astype(np.float32)
+    g64 = g.astype(np.float64)
+    options = ConvOptions(one, one, one, 2)
+    xg = backend.conv2d_x_backward(x, w, g, options)
+    expected = module_ops._x_grad_col2im(x.shape, w64, g64, one, one, one, 2)
+    np.testing.assert_allclose(xg, expected, rtol=1e-4, atol=1e-4)
+    wg = backend.conv2d_weight_backward(x, w, g, options)
+    expected = module_ops._weight_grad_im2col(x64, w.shape, g64, one, one, one, 2)
+    np.testing.assert_allclose(wg, expected, rtol=1e-4, atol=1e-4)
+    # A transposed convolution is the input gradient of the convolution it transposes.
+    t = backend.conv_transpose2d(x, w, None, ConvTransposeOptions(one, one, (0, 0), one, 2))
+    expected = module_ops._x_grad_col2im(t.shape, w64, x64, one, one, one, 2)
+    assert t.dtype == np.float32 and t.shape == (2, 32, 9, 7)
+    np.testing.assert_allclose(t, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_winograd_kernel_cache_serves_only_the_same_kernel_and_forgets_freed_ones():
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((1, 3, 6, 6)).astype(np.float32)
+    w = rng.standard_normal((2, 3, 3, 3)).astype(np.float32)
+    cache = winograd.FILTER_CACHE
+    before = len(cache)
+    first = winograd.conv2d(x, w, (1, 1), 1, 4, cache=True)
+    assert len(cache) == before + 1
+    np.testing.assert_array_equal(winograd.conv2d(x, w, (1, 1), 1, 4, cache=True), first)
+    w[0, 0, 1, 1] += 1.0  # changed in place: the cached transform must not be served
+    expected = reference_conv(x.astype(np.float64), w.astype(np.float64), (1, 1), (1, 1), (1, 1), 1)
+    changed = winograd.conv2d(x, w, (1, 1), 1, 4, cache=True)
+    np.testing.assert_allclose(changed, expected, rtol=1e-4, atol=1e-4)
+    assert len(cache) == before + 1
+    del w
+    assert len(cache) == before

@@ -2,9 +2,10 @@
 
 Which convolution algorithm wins depends on the shape (channel counts, batch, grid size) and on
 the BLAS the machine has, so instead of guessing, the first call of an op with a new key runs
-every candidate three times (the best of three resists a busy machine's noise), keeps the
-result of the first, and remembers the fastest; later calls with that key run only the
-winner. Like Wgpu's autotune, the choice lives for the process.
+every candidate three times, in rounds over all of them (so that a busy spell on a shared
+machine slows every candidate alike, and the best of three resists the rest of the noise),
+returns the fastest one's result from its first run and remembers it; later calls with that
+key run only the winner. Like Wgpu's autotune, the choice lives for the process.
 """
 
 from __future__ import annotations
@@ -36,16 +37,15 @@ class Autotune:
             return candidates[winner]()
         results: list[T] = []
         best: list[float] = []
-        for candidate in candidates:
+        for candidate in candidates:  # the first run of each keeps its result
             start = time.perf_counter()
             results.append(candidate())
-            first = time.perf_counter() - start
-            times = [first]
-            for _ in range(_TIMED_RUNS - 1):
+            best.append(time.perf_counter() - start)
+        for _ in range(_TIMED_RUNS - 1):  # then rounds over all, so a busy spell hits them alike
+            for i, candidate in enumerate(candidates):
                 start = time.perf_counter()
                 candidate()
-                times.append(time.perf_counter() - start)
-            best.append(min(times))
+                best[i] = min(best[i], time.perf_counter() - start)
         winner = min(range(len(candidates)), key=best.__getitem__)
         with self._lock:
             if len(self._winners) >= _MAX_KEYS:

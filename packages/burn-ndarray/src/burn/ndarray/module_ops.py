@@ -3,10 +3,11 @@
 A convolution is one strided window view of the padded input (no copy), one copy into an
 im2col matrix and one batched BLAS matmul with groups as the batch dim; its weight gradient is
 the same im2col matrix times the output gradient. Its input gradient (and the transposed
-convolution, which is one) has two algorithms, and the faster for each shape is chosen by
-timing both on its first call (`burn.ndarray.autotune`): one matmul plus a col2im that loops
-over kernel positions or, at stride 1, one matmul plus one contiguous shifted add per tap
-(`burn.ndarray.conv`).
+convolution, which is one) is a matmul plus a col2im that loops over kernel positions or, at
+stride 1, one matmul plus one contiguous shifted add per tap (`burn.ndarray.conv`). A 3x3
+stride-1 2-D convolution also has Winograd algorithms for all three (`burn.ndarray.winograd`),
+which spend 2.25-4x fewer multiplies. Where an op has several algorithms, the faster for each
+shape is chosen by timing them on its first call (`burn.ndarray.autotune`).
 
 Pools reduce over window views; adaptive pooling and interpolation are separable linear maps,
 applied as small dense matrices (their gradients are the transposed matrices).
@@ -36,6 +37,7 @@ from burn.backend.ops.module import (
     pool_dims,
     taps_matrix,
 )
+from burn.ndarray import winograd
 from burn.ndarray.autotune import CONV_AUTOTUNE
 from burn.ndarray.conv import conv_x_grad_stride1
 from numpy.lib.stride_tricks import sliding_window_view
@@ -173,6 +175,16 @@ def _along(x, matrix, dim) -> np.ndarray:
     return np.matmul(matrix, x)
 
 
+def _conv_options(options):
+    """A convolution's stride, padding, dilation and groups, as plain tuples and an int."""
+    return (
+        tuple(options.stride),
+        tuple(options.padding),
+        tuple(options.dilation),
+        options.groups,
+    )
+
+
 def _bias(y, bias):
     if bias is None:
         return y
@@ -185,47 +197,53 @@ class NdArrayModuleOps:
     # ------------------------------------------------------------------ convolution
     def _nd_conv(self, x, weight, bias, options):
         kernel = weight.shape[2:]
-        out = conv_output_sizes(
-            x.shape[2:], kernel, options.stride, options.padding, options.dilation
-        )
-        y = _conv(
-            _work(x),
-            _work(weight),
-            options.stride,
-            options.padding,
-            options.dilation,
-            options.groups,
-            out,
-        )
+        stride, padding, dilation, groups = _conv_options(options)
+        out = conv_output_sizes(x.shape[2:], kernel, stride, padding, dilation)
+        xw, w = _work(x), _work(weight)
+        candidates = [lambda: _conv(xw, w, stride, padding, dilation, groups, out)]
+        if winograd.applies(
+            x.shape, w.shape, stride, padding, dilation, xw.dtype, groups, winograd.MIN_CHANNELS
+        ):
+            candidates += [
+                lambda m=m: winograd.conv2d(xw, w, padding, groups, m, cache=True)
+                for m in winograd.TILE_SIZES
+            ]
+        key = ("f", x.shape, w.shape, xw.dtype.str, stride, padding, dilation, groups)
+        y = CONV_AUTOTUNE.run(key, candidates)
         return _bias(y, bias).astype(x.dtype, copy=False)
 
     def _nd_conv_x_backward(self, x, weight, output_grad, options):
         if x.size == 0 or output_grad.size == 0:
             return np.zeros(x.shape, dtype=x.dtype)
         w, g = _work(weight), _work(output_grad)
-        stride, padding, dilation, groups = (
-            options.stride,
-            options.padding,
-            options.dilation,
-            options.groups,
-        )
+        stride, padding, dilation, groups = _conv_options(options)
         candidates = [lambda: _x_grad_col2im(x.shape, w, g, stride, padding, dilation, groups)]
         if _shifted(x, stride):
             candidates.append(lambda: conv_x_grad_stride1(x.shape, w, g, padding, dilation, groups))
+        if winograd.applies(
+            x.shape, w.shape, stride, padding, dilation, g.dtype, groups, winograd.MIN_CHANNELS
+        ):
+            candidates += [
+                lambda m=m: winograd.conv2d_x_grad(x.shape, w, g, padding, groups, m)
+                for m in winograd.TILE_SIZES
+            ]
         key = ("x", x.shape, w.shape, g.dtype.str, stride, padding, dilation, groups)
         return CONV_AUTOTUNE.run(key, candidates).astype(x.dtype, copy=False)
 
     def _nd_conv_weight_backward(self, x, weight, output_grad, options):
-        wg = _weight_grad_im2col(
-            _work(x),
-            weight.shape,
-            _work(output_grad),
-            options.stride,
-            options.padding,
-            options.dilation,
-            options.groups,
-        )
-        return wg.astype(weight.dtype, copy=False)
+        xw, g = _work(x), _work(output_grad)
+        stride, padding, dilation, groups = _conv_options(options)
+        shape = weight.shape
+        candidates = [lambda: _weight_grad_im2col(xw, shape, g, stride, padding, dilation, groups)]
+        if output_grad.size and winograd.applies(
+            x.shape, shape, stride, padding, dilation, xw.dtype, groups, winograd.MIN_CHANNELS
+        ):
+            candidates += [
+                lambda m=m: winograd.conv2d_weight_grad(xw, shape, g, padding, groups, m)
+                for m in winograd.WEIGHT_GRAD_TILE_SIZES
+            ]
+        key = ("w", x.shape, shape, xw.dtype.str, stride, padding, dilation, groups)
+        return CONV_AUTOTUNE.run(key, candidates).astype(weight.dtype, copy=False)
 
     def _nd_sum_but_channels(self, g):
         return g.sum(axis=(0, *range(2, g.ndim)), dtype=_work(g[:0]).dtype).astype(
@@ -250,6 +268,13 @@ class NdArrayModuleOps:
         candidates = [lambda: _x_grad_col2im(shape, w, xw, stride, padding, dilation, groups)]
         if _shifted(x, stride) and not any(options.padding_out):
             candidates.append(lambda: conv_x_grad_stride1(shape, w, xw, padding, dilation, groups))
+        if winograd.applies(
+            shape, w.shape, stride, padding, dilation, xw.dtype, groups, winograd.MIN_CHANNELS
+        ):
+            candidates += [
+                lambda m=m: winograd.conv2d_x_grad(shape, w, xw, padding, groups, m)
+                for m in winograd.TILE_SIZES
+            ]
         key = ("t", x.shape, w.shape, xw.dtype.str, stride, padding, dilation, groups, tuple(size))
         y = CONV_AUTOTUNE.run(key, candidates)
         return _bias(y, bias).astype(x.dtype, copy=False)
