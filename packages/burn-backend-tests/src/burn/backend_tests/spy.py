@@ -204,8 +204,11 @@ def _module_arguments(op: str, params: list[str], make: Maker) -> list[Any] | No
         if op.startswith("interpolate")
         else ConvOptions(ones, (0,) * n, ones, 1)
     )
+    # A plain max pool of a tracked input runs the indexed op (its backward needs the indices);
+    # Autodiff reaches the backend's own plain max pool when no gradient is needed.
+    plain_max_pool = op in ("max_pool1d", "max_pool2d")
     values = {
-        "x": make.prim("float", x, track=True),
+        "x": make.prim("float", x, track=not plain_max_pool),
         "weight": make.prim("float", np.full((2, 2, *ones), 0.5), track=True),
         "bias": make.prim("float", [0.25, -0.25], track=True),
         "output_grad": make.prim("float", np.ones(spatial)),

@@ -339,6 +339,18 @@ class NdArrayModuleOps:
         xg = _col2im(cols, kernel, stride, (1,) * nd, padding, x.shape[2:])
         return xg.astype(x.dtype, copy=False)
 
+    def _nd_max_pool(self, x, kernel, stride, padding, dilation):
+        """The maxima alone: one in-place `np.maximum` per tap (NaN propagates, as in the
+        indexed version), without the index bookkeeping that inference does not need."""
+        out = conv_output_sizes(x.shape[2:], kernel, stride, padding, dilation)
+        best = None
+        for tap in _taps(x, kernel, stride, dilation, padding, out, -np.inf):
+            if best is None:
+                best = tap.copy()
+            else:
+                np.maximum(best, tap, out=best)
+        return best
+
     def _nd_max_pool_with_indices(self, x, kernel, stride, padding, dilation):
         spatial = x.shape[2:]
         out = conv_output_sizes(spatial, kernel, stride, padding, dilation)
@@ -433,6 +445,7 @@ def _install_public_ops(cls: type) -> None:
     for n in (1, 2):
         _publish(cls, f"avg_pool{n}d", _avg_pool(n))
         _publish(cls, f"avg_pool{n}d_backward", _avg_pool_backward(n))
+        _publish(cls, f"max_pool{n}d", _max_pool(n))
         _publish(cls, f"max_pool{n}d_with_indices", _max_pool_with_indices(n))
         _publish(cls, f"max_pool{n}d_with_indices_backward", _max_pool_backward)
         _publish(cls, f"adaptive_avg_pool{n}d", _adaptive(n))
@@ -464,6 +477,13 @@ def _avg_pool_backward(n: int):
         return self._nd_avg_pool_backward(x, grad, *dims, count_include_pad)
 
     return avg_pool_backward
+
+
+def _max_pool(n: int):
+    def max_pool(self, x, kernel_size, stride, padding, dilation):
+        return self._nd_max_pool(x, *pool_dims(n, kernel_size, stride, padding, dilation))
+
+    return max_pool
 
 
 def _max_pool_with_indices(n: int):
