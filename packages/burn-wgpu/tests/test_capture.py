@@ -57,6 +57,18 @@ def test_a_captured_training_step_replays_to_the_same_values():
     assert losses[-1] < losses[0]
 
 
+def test_replay_through_wgpu_py_when_wgpu_native_is_not_reachable(monkeypatch):
+    from burn.wgpu.fusion import replay
+
+    monkeypatch.setattr(replay, "_native_pass_calls", lambda: None)
+    captured = capture(sgd_momentum_step)
+    w, m, losses = run(captured, 6)
+    w0, m0, losses0 = run(sgd_momentum_step, 6)
+    assert captured.replays == 3 and all(r.replayer._native is None for r in captured._recordings)
+    np.testing.assert_allclose(w, w0, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(losses, losses0, rtol=1e-6)
+
+
 def test_replay_launches_no_more_kernels_than_the_step():
     captured = capture(sgd_momentum_step)
     rt = Wgpu.runtime()

@@ -106,7 +106,7 @@ class WgpuMatmulOps:
         *b_bs, b_ks, b_ns = rhs.strides
         a = lhs.view((*a_batch, slices, m, part), (*a_bs, part * a_ks, a_ms, a_ks), lhs.offset)
         b = rhs.view((*b_batch, slices, part, n), (*b_bs, part * b_ks, b_ks, b_ns), rhs.offset)
-        partial = self.matmul(a, b)  # [..., S, m, n]: too many tiles to split again
+        partial = self.matmul(a, b)  # [..., S, m, n] (split again only where still worth it)
         total = self.reduce("sum", partial, len(partial.shape) - 3)
         return self.reshape(total, (*partial.shape[:-3], m, n))
 

@@ -119,12 +119,13 @@ class Replayer:
             self._programs.clear()
         groups = self._bind_groups(swap)
         commands, keep = [], [groups]
+        ffi = _ffi() if self._native is not None else None
         current = None
         for (pipe, _, _, _, offset, _, (x, y, z)), group in zip(self.steps, groups, strict=True):
             native_pipe = None if pipe is current else pipe
             current = pipe
             if self._native is not None:
-                offsets = _ffi().new("uint32_t[1]", [offset])
+                offsets = ffi.new("uint32_t[1]", [offset])
                 keep.append(offsets)
                 commands.append(
                     (
