@@ -276,6 +276,7 @@ def _run(loader: DataLoader, chunks: list[list[int]], counter: _Counter):
             counter.processed += len(chunk)
             yield batch
         return
+    window = loader.num_workers * loader.prefetch
     if loader.worker_kind == "thread":
         dataset = loader.dataset
 
@@ -286,8 +287,7 @@ def _run(loader: DataLoader, chunks: list[list[int]], counter: _Counter):
 
         pool: ThreadWorkers | ProcessWorkers = ThreadWorkers(loader.num_workers, fetch_and_batch)
     else:
-        pool = ProcessWorkers(loader.num_workers, loader.dataset)
-    window = loader.num_workers * loader.prefetch
+        pool = ProcessWorkers(loader.num_workers, loader.dataset, in_flight=window)
     done: dict[int, Any] = {}
     submitted = 0
     finished = left_early = False
