@@ -114,7 +114,7 @@ def main() -> None:
 
     from burn.data import DataLoaderBuilder, InMemDataset, MapperDataset, shared_blocks
 
-    n, repeats = (640, 3) if args.quick else (1024, 5)
+    n, repeats = (640, 3) if args.quick else (2048, 5)
     dataset = MapperDataset(InMemDataset(make_images(n)), decode)
     configs = [
         ("main thread", 0, "thread", False),
