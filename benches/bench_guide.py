@@ -29,6 +29,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 # Thread counts must be fixed before numpy's BLAS or torch start their pools.
 _CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
@@ -210,7 +211,9 @@ def _busy_process() -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", "while True: pass"])
 
 
-def run_under_load(repeats: int, warmup: int, rounds: int) -> tuple[list[list[str]], list[str]]:
+def run_under_load(
+    repeats: int, warmup: int, rounds: int
+) -> tuple[list[list[str]], dict[bool, list[float]]]:
     """Each variant's step quiet and loaded, the conditions alternating `rounds` times."""
     from burn.ndarray import threads as blas
 
@@ -221,25 +224,35 @@ def run_under_load(repeats: int, warmup: int, rounds: int) -> tuple[list[list[st
     theirs = TorchStep(0.5, ours.weights(), images, labels) if torch else None
     check_agreement(ours, theirs)
     ours_threads = blas.blas_threads()
-    variants: list[tuple[str, object, int | None]] = [
-        (f"burn, burn-ndarray's default ({ours_threads} BLAS thread(s))", ours.step, ours_threads),
-        (f"burn, OpenBLAS's own default ({_CORES} threads)", ours.step, _CORES),
+    # (name, step, BLAS threads set before ours runs, torch threads set before theirs runs)
+    variants: list[tuple[str, Any, int | None, int | None]] = [
+        (
+            f"burn, burn-ndarray's default ({ours_threads} BLAS thread(s))",
+            ours.step,
+            ours_threads,
+            None,
+        ),
+        (f"burn, OpenBLAS's own default ({_CORES} threads)", ours.step, _CORES, None),
     ]
     if theirs is not None:
+        torch_threads = torch.get_num_threads()
         variants.append(
-            (f"torch, its default ({torch.get_num_threads()} threads)", theirs.step, None)
+            (f"torch, its default ({torch_threads} threads)", theirs.step, None, torch_threads)
         )
+        variants.append(("torch, 1 thread (`torch.set_num_threads(1)`)", theirs.step, None, 1))
     times: dict[tuple[int, bool], list[float]] = {}
-    loads = []
+    loads: dict[bool, list[float]] = {False: [], True: []}
     for _ in range(rounds):
         for loaded in (False, True):
             busy = _busy_process() if loaded else None
             try:
                 time.sleep(0.5)  # the busy process is running, or the last one has gone
-                loads.append(f"{os.getloadavg()[0]:.2f}{' (loaded)' if loaded else ''}")
-                for i, (_, step, blas_threads) in enumerate(variants):
+                loads[loaded].append(os.getloadavg()[0])
+                for i, (_, step, blas_threads, torch_threads) in enumerate(variants):
                     if blas_threads is not None:
                         blas.set_blas_threads(blas_threads)
+                    if torch_threads is not None:
+                        torch.set_num_threads(torch_threads)
                     times.setdefault((i, loaded), []).append(median_ms(step, repeats, warmup))
             finally:
                 if busy is not None:
@@ -247,7 +260,7 @@ def run_under_load(repeats: int, warmup: int, rounds: int) -> tuple[list[list[st
                     busy.wait()
     blas.set_blas_threads(ours_threads)
     rows = []
-    for i, (name, _, _) in enumerate(variants):
+    for i, (name, *_) in enumerate(variants):
         quiet = statistics.median(times[i, False])
         loaded = statistics.median(times[i, True])
         rows.append([name, f"{quiet:.2f}", f"{loaded:.2f}", f"{loaded / quiet:.2f}"])
@@ -257,17 +270,21 @@ def run_under_load(repeats: int, warmup: int, rounds: int) -> tuple[list[list[st
 
 LOAD_NOTES = """How to read it:
 
-- The step is the guide's (the book's model with its dropout, batch 64), as in the table
-  above. "loaded": while one extra process spins on a core (`while True: pass`, started by the
-  bench and killed after). Quiet and loaded alternate, every variant measured in each.
+- The step is the guide's (the book's model with its dropout, batch 64), as in "The guide:
+  one training step against PyTorch CPU". "loaded": while one extra process spins on a core
+  (`while True: pass`, started by the bench and killed after). Quiet and loaded alternate,
+  every variant measured in each.
 - Each library runs with its own default thread counts (the bench sets none):
   burn-ndarray sets numpy's BLAS to half the usable cores at import (see
   `burn.ndarray.threads`), the second row puts OpenBLAS back to its own default of one thread
-  per core, the way our step ran before; PyTorch uses one thread per core.
-- OpenBLAS's threads busy-wait for each other: with a competing process on one of two cores
-  a thread that is not running holds up the other at every matmul, which is what the second
-  row's ratio shows. "loaded / quiet" is the number to compare between libraries; the machine
-  is shared with other jobs, so quiet is never entirely quiet (load averages above).
+  per core, the way our step ran before; PyTorch uses one thread per core, and the last row
+  is PyTorch with one thread, the same count as ours.
+- OpenBLAS's threads busy-wait for each other (and PyTorch's OpenMP threads spin for a while
+  before they sleep): whenever the machine has more runnable threads than cores, a thread that
+  is not running holds up the others at every matmul. The busy process is such a load, and so
+  are the other jobs of a shared machine, in the quiet column too (load averages above): the
+  rows with two threads pay for both. "loaded / quiet" is the number to compare between
+  libraries.
 """
 
 
@@ -276,14 +293,14 @@ def main() -> None:
         parser.add_argument(
             "--under-load", action="store_true", help="quiet vs one competing busy process"
         )
-        parser.add_argument("--rounds", type=int, default=3, help="with --under-load")
+        parser.add_argument("--rounds", type=int, default=8, help="with --under-load")
 
     args, repeats, warmup = parse_run_args(
         __doc__.splitlines()[0], 30, 5, quick=(5, 2), extra=extra
     )
     if args.under_load:
         rounds = 1 if args.quick else args.rounds
-        repeats, warmup = (5, 2) if args.quick else (min(repeats, 10), min(warmup, 3))
+        repeats, warmup = (5, 1) if args.quick else (min(repeats, 7), min(warmup, 2))
         info = torch_machine(torch)
         print_start(info, LOAD_HEADER)
         rows, loads = run_under_load(repeats, warmup, rounds)
@@ -291,8 +308,10 @@ def main() -> None:
             LOAD_SECTION,
             "bench_guide.py --under-load",
             f"median of {repeats} steps after {warmup} warm-up steps per measurement, median "
-            f"of {rounds} measurements per cell, times in milliseconds; 1-minute load average "
-            f"before each measurement: {', '.join(loads)}.",
+            f"of {rounds} measurements per cell, quiet and loaded alternating, times in "
+            "milliseconds. 1-minute load average before the quiet measurements "
+            f"{min(loads[False]):.2f}..{max(loads[False]):.2f}, before the loaded ones "
+            f"{min(loads[True]):.2f}..{max(loads[True]):.2f}.",
             info,
             LOAD_HEADER,
             rows,
