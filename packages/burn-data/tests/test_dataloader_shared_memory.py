@@ -306,3 +306,25 @@ def test_a_stopped_caller_leaves_no_block(stop):
     while _blocks(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _blocks(pid), child.stderr.read()
+
+
+@needs_shm
+@needs_fork
+def test_a_forked_child_exiting_leaves_the_callers_blocks_alone():
+    """A child forked by the user's own code runs exit hooks it inherited; ours stay the
+    caller's."""
+    pool = shared_blocks.BlockPool(2, min_bytes=1)
+    pool.learn(1 << 16)
+    assert pool.lease(0) is not None
+    names = set(pool.names())
+    child = os.fork()
+    if child == 0:  # runs the interpreter's exit hooks, the pool's finalizer among them
+        try:
+            del pool
+            gc.collect()
+        finally:
+            os._exit(0)
+    os.waitpid(child, 0)
+    assert names <= _blocks()
+    pool.close()
+    assert not names & _blocks()

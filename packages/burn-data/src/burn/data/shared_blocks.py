@@ -71,8 +71,9 @@ class BlockPool:
         self._leased: dict[int, str] = {}
         self._prefix = f"{block_prefix()}{secrets.token_hex(3)}-"
         self._created = 0
-        # Unlinks whatever is left when the pool is collected or the interpreter exits.
-        self._finalizer = weakref.finalize(self, _unlink_all, self._blocks)
+        # Unlinks whatever is left when the pool is collected or the interpreter exits (in
+        # this process only: a child forked by the user's code must not remove our blocks).
+        self._finalizer = weakref.finalize(self, _unlink_all, self._blocks, os.getpid())
 
     def names(self) -> list[str]:
         return list(self._blocks)
@@ -151,7 +152,9 @@ def _close_and_unlink(block: shared_memory.SharedMemory) -> None:
         pass
 
 
-def _unlink_all(blocks: dict[str, shared_memory.SharedMemory]) -> None:
+def _unlink_all(blocks: dict[str, shared_memory.SharedMemory], owner: int) -> None:
+    if os.getpid() != owner:
+        return
     for block in blocks.values():
         _close_and_unlink(block)
     blocks.clear()
