@@ -169,11 +169,11 @@ def main() -> None:
         f"any 2-worker speed-up): {ceiling_before:.2f} before, {ceiling_after:.2f} after",
         "",
         "| loader | batches/s (median) | min..max | vs main thread | cores: caller | "
-        "cores: worker processes |",
-        "|---|---|---|---|---|---|",
+        "cores: worker processes | CPU ms per batch |",
+        "|---|---|---|---|---|---|---|",
         *[
             f"| {lab} | {med:,.1f} | {lo:,.1f}..{hi:,.1f} | {med / base:.2f} | {caller:.2f} | "
-            f"{workers:.2f} |"
+            f"{workers:.2f} | {(caller + workers) / med * 1e3:.1f} |"
             for lab, med, lo, hi, caller, workers in rows
         ],
         "",
@@ -190,6 +190,10 @@ NOTES = """How to read it:
   worker processes' together. Two workers can at best multiply the main thread's rate by the
   cores they got, less what the caller itself spends per batch (receiving, stacking); while
   other jobs hold a core, no worker kind can be faster than the main thread.
+- "CPU ms per batch" is what one batch costs all the processes together (cores / batches/s).
+  With C cores free, two workers can at best reach C x (the main thread's CPU ms per batch) /
+  (their own CPU ms per batch) times the main thread's rate; what process workers spend above
+  the main thread is their start every epoch, the hand-over and the caller's copy.
 - Process workers: the last two rows differ only in the hand-over: shared memory blocks that
   the caller creates, reuses and unlinks, against every batch pickled through the queue.
 - Thread workers decode whole batches per task, but Pillow holds the GIL between its C calls
