@@ -196,9 +196,10 @@ NOTES = """How to read it:
   the main thread is their start every epoch, the hand-over and the caller's copy.
 - Process workers: the last two rows differ only in the hand-over: shared memory blocks that
   the caller creates, reuses and unlinks, against every batch pickled through the queue.
-- Thread workers decode whole batches per task, but Pillow holds the GIL between its C calls
-  (opening the file, converting to an array), so two threads and the caller take turns on it
-  for part of every item.
+- Thread workers decode and stack whole batches per task. Pillow and numpy release the GIL
+  for the decoding itself and hold it only between their C calls, so with two free cores two
+  threads come close to twice the main thread and need no hand-over at all; on busy cores a
+  thread that gave the GIL up waits to get it back at every call (the convoy effect).
 - The machine has 2 cores shared with other jobs while this ran: compare rows of one run, not
   across runs.
 """
