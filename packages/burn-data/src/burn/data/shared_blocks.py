@@ -115,7 +115,7 @@ class BlockPool:
         try:
             if sizes is None:
                 return None
-            data = memoryview(bytearray(self._blocks[name].buf[: sum(sizes)]))
+            data = memoryview(bytearray(_buffer(self._blocks[name])[: sum(sizes)]))
             out, offset = [], 0
             for size in sizes:
                 out.append(data[offset : offset + size])
@@ -131,6 +131,12 @@ class BlockPool:
     def _drop(self, name: str) -> None:
         block = self._blocks.pop(name)
         _close_and_unlink(block)
+
+
+def _buffer(block: shared_memory.SharedMemory) -> memoryview:
+    buffer = block.buf
+    assert buffer is not None, f"shared memory block {block.name} is closed"
+    return buffer
 
 
 def _space_for(size: int) -> bool:
@@ -211,9 +217,9 @@ def pack(
     needed = sum(view.nbytes for view in views)
     if lease is None or needed > lease[1]:
         return payload, None, [bytearray(view) for view in views]
-    block = attached.get(lease[0])
+    buffer = _buffer(attached.get(lease[0]))
     offset = 0
     for view in views:
-        block.buf[offset : offset + view.nbytes] = view
+        buffer[offset : offset + view.nbytes] = view
         offset += view.nbytes
     return payload, [view.nbytes for view in views], []

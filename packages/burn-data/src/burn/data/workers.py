@@ -29,7 +29,8 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 from multiprocessing import connection
-from typing import Any
+from multiprocessing.connection import Connection
+from typing import Any, cast
 
 from burn.data.errors import WorkerError
 from burn.data.shared_blocks import AttachedBlocks, BlockPool, ensure_tracker, pack
@@ -56,8 +57,8 @@ class ThreadWorkers:
 
     def __init__(self, n: int, task: Callable[[list[int]], Any]) -> None:
         self._task = task
-        self._tasks: queue.SimpleQueue = queue.SimpleQueue()
-        self._results: queue.SimpleQueue = queue.SimpleQueue()
+        self._tasks: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._results: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._stop = threading.Event()
         self.threads = [
             threading.Thread(target=self._loop, name=f"burn-data-{i}", daemon=True)
@@ -118,8 +119,8 @@ class ProcessWorkers:
         # just before its worker starts and closed here right after, so no later worker
         # inherits it): a worker that dies in the middle of sending a result ends its pipe,
         # and the caller reads end-of-file instead of waiting forever for the rest.
-        self.processes = []
-        self._readers = []
+        self.processes: list[multiprocessing.process.BaseProcess] = []
+        self._readers: list[Connection] = []
         for i in range(n):
             reader, writer = ctx.Pipe(duplex=False)
             process = ctx.Process(
@@ -132,7 +133,7 @@ class ProcessWorkers:
             writer.close()
             self.processes.append(process)
             self._readers.append(reader)
-        self._received: collections.deque = collections.deque()
+        self._received: collections.deque[tuple[Any, ...]] = collections.deque()
 
     def submit(self, number: int, indices: list[int]) -> None:
         self._tasks.put((number, indices, self._blocks.lease(number)))
@@ -140,7 +141,8 @@ class ProcessWorkers:
     def get(self, timeout: float) -> tuple[int, bool, Any]:
         """The next result; `queue.Empty` after `timeout` seconds without one."""
         if not self._received:
-            for reader in connection.wait(self._readers, timeout):
+            for ready in connection.wait(self._readers, timeout):
+                reader = cast(Connection, ready)
                 try:
                     self._received.append(reader.recv())
                 except (EOFError, OSError):  # the worker is gone: `check` reports it
@@ -198,7 +200,9 @@ class ProcessWorkers:
             reader.close()
 
 
-def _process_main(dataset, tasks, results, parent: int, max_blocks: int) -> None:
+def _process_main(
+    dataset: Any, tasks: Any, results: Connection, parent: int, max_blocks: int
+) -> None:
     """A worker process: Ctrl-C is the parent's to handle, and the parent's death ends it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
