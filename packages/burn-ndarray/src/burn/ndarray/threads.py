@@ -3,11 +3,11 @@
 OpenBLAS starts one thread per core and its threads busy-wait for each other between the pieces
 of a matmul. When the machine has more runnable threads than cores (a competing job, DataLoader
 process workers, other processes of a data-parallel run), a thread that is not scheduled holds
-up all the others, and a training step became six times slower on a busy 2-core machine while
-one thread per process was barely affected (measured in `benches/RESULTS.md`, "The guide under
-a competing CPU load"). So, unless the user has chosen, importing `burn.ndarray` sets BLAS to
-half the usable cores, at least one: one on a 2-core machine, the rest left for the caller's
-other work.
+up all the others. On a shared 2-core machine the guide's training step with two BLAS threads
+took four to five times as long as with one, with or without an extra busy process competing
+(`benches/RESULTS.md`, "The guide under a competing CPU load"). So, unless the user has
+chosen, importing `burn.ndarray` sets BLAS to half the usable cores, at least one: one on a
+2-core machine, the rest left for the caller's other work (data loading, other processes).
 
 A choice of the user's wins: with `OPENBLAS_NUM_THREADS`, `OMP_NUM_THREADS` or
 `MKL_NUM_THREADS` set, nothing is changed; `set_blas_threads(n)` changes it at any time.
