@@ -328,3 +328,12 @@ def test_a_forked_child_exiting_leaves_the_callers_blocks_alone():
     assert names <= _blocks()
     pool.close()
     assert not names & _blocks()
+
+
+def test_a_block_that_cannot_be_made_leaves_the_result_in_band(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise OSError(24, "Too many open files")
+
+    monkeypatch.setattr(shared_blocks.shared_memory, "SharedMemory", refuse)
+    got = [x for batch in _loader(48) for x in batch]
+    _assert_same(got, [_item(i) for i in range(48)])

@@ -93,11 +93,17 @@ class BlockPool:
             return None
         name = f"{self._prefix}{self._created}"
         self._created += 1
-        if os.name == "posix":
+        tracked = os.name == "posix"
+        if tracked:
             # Told to the tracker before the name exists: killed between creating the block
             # and the registration inside `SharedMemory`, this process would leave it behind.
             resource_tracker.register(f"/{name}", "shared_memory")
-        block = shared_memory.SharedMemory(name=name, create=True, size=self.size)
+        try:
+            block = shared_memory.SharedMemory(name=name, create=True, size=self.size)
+        except OSError:  # out of file descriptors or memory: this result goes in band
+            if tracked:
+                resource_tracker.unregister(f"/{name}", "shared_memory")
+            return None
         self._blocks[name] = block
         self._leased[task] = name
         return name, block.size
