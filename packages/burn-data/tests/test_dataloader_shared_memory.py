@@ -337,3 +337,54 @@ def test_a_block_that_cannot_be_made_leaves_the_result_in_band(monkeypatch):
     monkeypatch.setattr(shared_blocks.shared_memory, "SharedMemory", refuse)
     got = [x for batch in _loader(48) for x in batch]
     _assert_same(got, [_item(i) for i in range(48)])
+
+
+# ------------------------------------------------------------ workers kept between epochs
+
+
+def _worker_pids() -> set[int]:
+    return {p.pid for p in multiprocessing.active_children() if p.name.startswith("burn-data-")}
+
+
+@needs_shm
+def test_persistent_workers_give_the_same_epochs_and_keep_their_blocks_until_collected():
+    before = _blocks()
+    kept = _loader(shuffle=5, persistent_workers=True)
+    fresh = _loader(shuffle=5)
+    pids = []
+    for _ in range(3):
+        _assert_same([x for b in kept for x in b], [x for b in fresh for x in b])
+        pids.append(_worker_pids())
+        assert _blocks() - before, "the kept pool's blocks are gone between epochs"
+    assert len(pids[0]) == 2 and pids[0] == pids[1] == pids[2]
+    del kept
+    gc.collect()
+    assert _blocks() == before
+    assert not _worker_pids()
+
+
+@needs_shm
+def test_persistent_workers_stop_when_an_epoch_ends_early_and_start_again():
+    before = _blocks()
+    loader = _loader(400, persistent_workers=True)
+    assert len([x for b in loader for x in b]) == 400
+    first = _worker_pids()
+    for number, _ in enumerate(loader):
+        if number == 2:
+            break
+    assert _blocks() == before and not _worker_pids()
+    assert [x["label"] for b in loader for x in b] == list(range(400))
+    assert _worker_pids() and not _worker_pids() & first
+    loader.shutdown_workers()
+    assert _blocks() == before and not _worker_pids()
+
+
+def test_two_epochs_of_one_persistent_loader_at_once():
+    loader = _loader(64, persistent_workers=True)
+    a, b = iter(loader), iter(loader)
+    got_a = [x["label"] for x in next(a)]
+    got_b = [x["label"] for batch in b for x in batch]
+    got_a += [x["label"] for batch in a for x in batch]
+    assert got_a == got_b == list(range(64))
+    loader.shutdown_workers()
+    assert not _worker_pids()
