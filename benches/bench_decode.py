@@ -73,17 +73,35 @@ def _cpu(who: int) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def _live_children_cpu() -> dict[int, float]:
+    """CPU seconds of the child processes still running (workers kept between epochs), read
+    from /proc: getrusage counts a child only once it has been joined."""
+    out = {}
+    for child in multiprocessing.active_children():
+        try:
+            with open(f"/proc/{child.pid}/stat") as f:
+                fields = f.read().rsplit(") ", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        out[child.pid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return out
+
+
 def epoch(loader) -> tuple[float, float, float]:
     """(batches/s, caller cores, worker cores): CPU seconds per wall second of the epoch.
 
-    An epoch ends with its worker processes joined, so their CPU time is in RUSAGE_CHILDREN.
+    Workers started for the epoch are joined when it ends, so their CPU time is in
+    RUSAGE_CHILDREN; workers kept between epochs are read while they run.
     """
     self0, children0 = _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN)
+    live0 = _live_children_cpu()
     start = time.perf_counter()
     count = sum(1 for _ in loader)
     wall = time.perf_counter() - start
+    live1 = _live_children_cpu()
     caller = (_cpu(resource.RUSAGE_SELF) - self0) / wall
-    workers = (_cpu(resource.RUSAGE_CHILDREN) - children0) / wall
+    kept = sum(cpu - live0.get(pid, 0.0) for pid, cpu in live1.items())
+    workers = (_cpu(resource.RUSAGE_CHILDREN) - children0 + kept) / wall
     return count / wall, caller, workers
 
 
@@ -116,11 +134,13 @@ def main() -> None:
 
     n, repeats = (640, 3) if args.quick else (2048, 5)
     dataset = MapperDataset(InMemDataset(make_images(n)), decode)
+    # (label, workers, kind, results pickled through the queue, workers kept between epochs)
     configs = [
-        ("main thread", 0, "thread", False),
-        ("2 thread workers", 2, "thread", False),
-        ("2 process workers (shared memory)", 2, "process", False),
-        ("2 process workers, items pickled through the queue", 2, "process", True),
+        ("main thread", 0, "thread", False, False),
+        ("2 thread workers", 2, "thread", False, False),
+        ("2 process workers (shared memory)", 2, "process", False, False),
+        ("2 process workers, items pickled through the queue", 2, "process", True, False),
+        ("2 process workers (shared memory), persistent_workers()", 2, "process", False, True),
     ]
     loaders = [
         DataLoaderBuilder(stack)
@@ -128,15 +148,16 @@ def main() -> None:
         .shuffle(0)
         .num_workers(workers)
         .worker_kind(kind)
+        .persistent_workers(persistent)
         .build(dataset)
-        for _, workers, kind, _ in configs
+        for _, workers, kind, _, persistent in configs
     ]
     shared_min = shared_blocks.SHARED_MEMORY_MIN_BYTES
     samples: list[list[tuple[float, float, float]]] = [[] for _ in configs]
     load_before = os.getloadavg()
     ceiling_before = parallel_ceiling()
     for round_ in range(repeats + 1):  # round 0 warms up and is dropped
-        for i, (loader, (_, _, _, pickled)) in enumerate(zip(loaders, configs, strict=True)):
+        for i, (loader, (_, _, _, pickled, _)) in enumerate(zip(loaders, configs, strict=True)):
             # The peer of the shared memory path: every result pickled in band (the caller
             # decides per task, so the setting in this process is what counts).
             shared_blocks.SHARED_MEMORY_MIN_BYTES = 1 << 62 if pickled else shared_min
@@ -144,6 +165,8 @@ def main() -> None:
             if round_:
                 samples[i].append(got)
     shared_blocks.SHARED_MEMORY_MIN_BYTES = shared_min
+    for loader in loaders:
+        loader.shutdown_workers()
     load_after = os.getloadavg()
     ceiling_after = parallel_ceiling()
 
@@ -158,7 +181,7 @@ def main() -> None:
     codec = "PNG via Pillow" if Image is not None else "zlib"
     lines = [
         f"`benches/bench_decode.py`{' --quick' if args.quick else ''}: {n} items, "
-        f"{SIZE}x{SIZE} RGB, {codec}, batch {BATCH}, shuffled; the four loaders take turns "
+        f"{SIZE}x{SIZE} RGB, {codec}, batch {BATCH}, shuffled; the loaders take turns "
         f"epoch by epoch, median of {repeats} epochs each after one warm-up round.",
         "",
         *[f"- {key}: {value}" for key, value in info.items()],
@@ -194,8 +217,10 @@ NOTES = """How to read it:
   With C cores free, two workers can at best reach C x (the main thread's CPU ms per batch) /
   (their own CPU ms per batch) times the main thread's rate; what process workers spend above
   the main thread is their start every epoch, the hand-over and the caller's copy.
-- Process workers: the last two rows differ only in the hand-over: shared memory blocks that
-  the caller creates, reuses and unlinks, against every batch pickled through the queue.
+- Process workers: the third and fourth rows differ only in the hand-over: shared memory
+  blocks that the caller creates, reuses and unlinks, against every batch pickled through the
+  queue. The last row keeps its workers and blocks from one epoch to the next
+  (`persistent_workers()`), so it does not pay for starting them every epoch.
 - Thread workers decode and stack whole batches per task. Pillow and numpy release the GIL
   for the decoding itself and hold it only between their C calls, so with two free cores two
   threads come close to twice the main thread and need no hand-over at all; on busy cores a
