@@ -2,11 +2,11 @@
 
 Workers are threads by default. Measured on the MNIST SQLite cache and on PNG decoding (see
 benches/RESULTS.md), threads beat processes: SQLite, Pillow and numpy release the GIL for the
-heavy part of an item, while a process pool starts its workers every epoch and hands every
-item back to the caller (large arrays through shared memory blocks the caller owns, see
-`burn.data.shared_blocks`). Process workers remain available (`worker_kind("process")`) for
-item pipelines that are pure Python and CPU-bound; they read items only (the batcher then runs
-in the caller); thread workers read and batch.
+heavy part of an item, while a process pool starts its workers every epoch (unless
+`persistent_workers()`) and hands every item back to the caller (large arrays through shared
+memory blocks the caller owns, see `burn.data.shared_blocks`). Process workers remain
+available (`worker_kind("process")`) for item pipelines that are pure Python and CPU-bound;
+they read items only (the batcher then runs in the caller); thread workers read and batch.
 
 Failures are the caller's: an exception in a worker is raised by the loop that iterates, as the
 same exception with the worker's traceback; `timeout(seconds)` bounds the wait for any one
