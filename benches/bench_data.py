@@ -184,12 +184,13 @@ def main() -> None:
             return MnistItem(np.asarray(img, dtype=np.float32), pair[1])
 
     pngs = MapperDataset(InMemDataset([to_png(x) for x in subset]), from_png)
-    for workers in (0, 1, 2):
+    for kind, workers in (("thread", 0), ("thread", 1), ("thread", 2), ("process", 2)):
         loader = (
             DataLoaderBuilder(MnistBatcher())
             .batch_size(64)
             .shuffle(0)
             .num_workers(workers)
+            .worker_kind(kind)
             .set_device(NdArray.device())
             .build(pngs)
         )
@@ -198,7 +199,7 @@ def main() -> None:
         label = (
             "burn, PNG decode, main thread"
             if workers == 0
-            else f"burn, PNG decode, {workers} thread worker(s)"
+            else f"burn, PNG decode, {workers} {kind} worker(s)"
         )
         loaders.append((label, workers, count / (time.perf_counter() - start)))
 
@@ -253,9 +254,13 @@ def main() -> None:
         "  millisecond and handing batches between threads or processes costs about as much as",
         "  it saves; workers pay off only where items are expensive. Threads beat processes",
         "  (which start a pool and pickle every item back), hence threads as the default kind.",
-        "- Two workers fall behind one: with the caller and two workers on two cores, a thread",
-        "  that releases the GIL for each SQLite row or Pillow call waits to get it back every",
-        "  time (the GIL convoy effect). On such a machine keep `num_workers` at 0 or 1.",
+        "- Two workers can fall behind one: with the caller and two workers on two busy cores, a",
+        "  thread that releases the GIL for each SQLite row or Pillow call waits to get it back",
+        "  every time (the GIL convoy effect). Whether they do depends on what else the machine",
+        "  runs: compare the rows of one run.",
+        "- PNG decoding with thread and process workers is measured in more detail, with the",
+        '  cores each row got, by `benches/bench_decode.py` ("DataLoader workers on a',
+        '  decode-heavy dataset").',
         "- The machine has 2 cores and was shared with other jobs while this ran: compare rows",
         "  of one run, not across runs.",
     ]

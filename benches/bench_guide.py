@@ -11,23 +11,33 @@ the same loss again after one Adam step.
 
     uv run python benches/bench_guide.py            # prints the table, updates RESULTS.md
     uv run python benches/bench_guide.py --quick    # fewer repeats, nothing written
+    uv run python benches/bench_guide.py --under-load    # quiet vs one competing busy process
 
 Both libraries get the same thread count: OMP_NUM_THREADS and OPENBLAS_NUM_THREADS default to
 the number of usable cores (set them to choose another), and torch.set_num_threads follows.
-PyTorch is not a project dependency; without it only our column is measured.
+With `--under-load` each library keeps its own default instead (run it with those variables
+unset): the step is timed quiet and while a busy process started by the bench competes for a
+core, for ours with burn-ndarray's BLAS threads and with OpenBLAS's own default, and for
+PyTorch. PyTorch is not a project dependency; without it only our column is measured.
 """
 
 from __future__ import annotations
 
 import os
+import statistics
+import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 # Thread counts must be fixed before numpy's BLAS or torch start their pools.
 _CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-    os.environ.setdefault(_name, str(_CORES))
-THREADS = int(os.environ["OMP_NUM_THREADS"])
+UNDER_LOAD = "--under-load" in sys.argv  # each library's own default thread counts
+if not UNDER_LOAD:
+    for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(_name, str(_CORES))
+THREADS = int(os.environ.get("OMP_NUM_THREADS", "0")) or None
 
 _ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(_ROOT / "examples" / "guide"))
@@ -54,7 +64,8 @@ try:
     import torch.nn.functional as F  # noqa: N812
     from torch_guide_reference import Model as TorchModel  # the reference run's network
 
-    torch.set_num_threads(THREADS)
+    if THREADS:
+        torch.set_num_threads(THREADS)
 except ImportError:
     torch = None
 
@@ -191,8 +202,124 @@ NOTES = """How to read it:
 """
 
 
+LOAD_SECTION = "## The guide under a competing CPU load"
+LOAD_HEADER = ["library and threads", "quiet ms", "loaded ms", "loaded / quiet"]
+
+
+def _busy_process() -> subprocess.Popen:
+    """One process that keeps a core busy until it is killed (the competing load)."""
+    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
+
+
+def run_under_load(
+    repeats: int, warmup: int, rounds: int
+) -> tuple[list[list[str]], dict[bool, list[float]]]:
+    """Each variant's step quiet and loaded, the conditions alternating `rounds` times."""
+    from burn.ndarray import threads as blas
+
+    rng = np.random.default_rng(0)
+    images = (rng.random((BATCH, 28, 28)) * 255.0).astype(np.float32)
+    labels = rng.integers(0, 10, size=BATCH)
+    ours = BurnStep(0.5, images, labels)
+    theirs = TorchStep(0.5, ours.weights(), images, labels) if torch else None
+    check_agreement(ours, theirs)
+    ours_threads = blas.blas_threads()
+    # (name, step, BLAS threads set before ours runs, torch threads set before theirs runs)
+    variants: list[tuple[str, Any, int | None, int | None]] = [
+        (
+            f"burn, burn-ndarray's default ({ours_threads} BLAS thread(s))",
+            ours.step,
+            ours_threads,
+            None,
+        ),
+        (f"burn, OpenBLAS's own default ({_CORES} threads)", ours.step, _CORES, None),
+    ]
+    if theirs is not None:
+        torch_threads = torch.get_num_threads()
+        variants.append(
+            (f"torch, its default ({torch_threads} threads)", theirs.step, None, torch_threads)
+        )
+        variants.append(("torch, 1 thread (`torch.set_num_threads(1)`)", theirs.step, None, 1))
+    times: dict[tuple[int, bool], list[float]] = {}
+    loads: dict[bool, list[float]] = {False: [], True: []}
+    for _ in range(rounds):
+        for loaded in (False, True):
+            busy = _busy_process() if loaded else None
+            try:
+                time.sleep(0.5)  # the busy process is running, or the last one has gone
+                loads[loaded].append(os.getloadavg()[0])
+                for i, (_, step, blas_threads, torch_threads) in enumerate(variants):
+                    if blas_threads is not None:
+                        blas.set_blas_threads(blas_threads)
+                    if torch_threads is not None:
+                        torch.set_num_threads(torch_threads)
+                    times.setdefault((i, loaded), []).append(median_ms(step, repeats, warmup))
+            finally:
+                if busy is not None:
+                    busy.kill()
+                    busy.wait()
+    blas.set_blas_threads(ours_threads)
+    rows = []
+    for i, (name, *_) in enumerate(variants):
+        quiet = statistics.median(times[i, False])
+        loaded = statistics.median(times[i, True])
+        rows.append([name, f"{quiet:.2f}", f"{loaded:.2f}", f"{loaded / quiet:.2f}"])
+        print(" | ".join(rows[-1]), flush=True)
+    return rows, loads
+
+
+LOAD_NOTES = """How to read it:
+
+- The step is the guide's (the book's model with its dropout, batch 64), as in "The guide:
+  one training step against PyTorch CPU". "loaded": while one extra process spins on a core
+  (`while True: pass`, started by the bench and killed after). Quiet and loaded alternate,
+  every variant measured in each.
+- Each library runs with its own default thread counts (the bench sets none):
+  burn-ndarray sets numpy's BLAS to half the usable cores at import (see
+  `burn.ndarray.threads`), the second row puts OpenBLAS back to its own default of one thread
+  per core, the way our step ran before; PyTorch uses one thread per core, and the last row
+  is PyTorch with one thread, the same count as ours.
+- OpenBLAS's threads busy-wait for each other (and PyTorch's OpenMP threads spin for a while
+  before they sleep): whenever the machine has more runnable threads than cores, a thread that
+  is not running holds up the others at every matmul. The busy process is such a load, and so
+  are the other jobs of a shared machine, in the quiet column too (load averages above): the
+  rows with two threads pay for both. "loaded / quiet" is the number to compare between
+  libraries.
+"""
+
+
 def main() -> None:
-    args, repeats, warmup = parse_run_args(__doc__.splitlines()[0], 30, 5, quick=(5, 2))
+    def extra(parser) -> None:
+        parser.add_argument(
+            "--under-load", action="store_true", help="quiet vs one competing busy process"
+        )
+        parser.add_argument("--rounds", type=int, default=8, help="with --under-load")
+
+    args, repeats, warmup = parse_run_args(
+        __doc__.splitlines()[0], 30, 5, quick=(5, 2), extra=extra
+    )
+    if args.under_load:
+        rounds = 1 if args.quick else args.rounds
+        repeats, warmup = (5, 1) if args.quick else (min(repeats, 7), min(warmup, 2))
+        info = torch_machine(torch)
+        print_start(info, LOAD_HEADER)
+        rows, loads = run_under_load(repeats, warmup, rounds)
+        publish(
+            LOAD_SECTION,
+            "bench_guide.py --under-load",
+            f"median of {repeats} steps after {warmup} warm-up steps per measurement, median "
+            f"of {rounds} measurements per cell, quiet and loaded alternating, times in "
+            "milliseconds. 1-minute load average before the quiet measurements "
+            f"{min(loads[False]):.2f}..{max(loads[False]):.2f}, before the loaded ones "
+            f"{min(loads[True]):.2f}..{max(loads[True]):.2f}.",
+            info,
+            LOAD_HEADER,
+            rows,
+            f"{LOAD_NOTES}\nReproduce: `env -u OPENBLAS_NUM_THREADS -u OMP_NUM_THREADS uv run "
+            "python benches/bench_guide.py --under-load`.\n",
+            args.quick,
+        )
+        return
 
     info = torch_machine(torch)
     print_start(info, HEADER)

@@ -173,3 +173,25 @@ def test_builder_validates():
 
 def test_empty_dataset_gives_no_batches():
     assert list(DataLoaderBuilder(ListBatcher()).batch_size(4).num_workers(2).build([])) == []
+
+
+def test_persistent_thread_workers_are_reused_across_epochs():
+    def idents(items, device):
+        return [threading.get_ident() for _ in items]
+
+    loader = (
+        DataLoaderBuilder(idents)
+        .batch_size(4)
+        .num_workers(2)
+        .persistent_workers()
+        .build(list(range(40)))
+    )
+    first = {ident for batch in loader for ident in batch}
+    pool = loader._kept.pool
+    assert pool is not None and threading.get_ident() not in first
+    second = {ident for batch in loader for ident in batch}
+    assert loader._kept.pool is pool
+    assert first | second <= {thread.ident for thread in pool.threads}
+    loader.shutdown_workers()
+    assert loader._kept.pool is None
+    assert not any(thread.is_alive() for thread in pool.threads)

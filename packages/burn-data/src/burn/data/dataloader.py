@@ -1,10 +1,12 @@
 """The DataLoader: batches of a dataset, shuffled per epoch, prefetched by workers.
 
-Workers are threads by default. Measured on the MNIST SQLite cache (see benches/RESULTS.md),
-threads beat processes: SQLite and numpy release the GIL for the heavy part of a read, while a
-process pool pays for pickling every item back to the caller. Process workers remain available
-(`worker_kind("process")`) for item pipelines that are pure Python and CPU-bound; they read
-items only (the batcher then runs in the caller); thread workers read and batch.
+Workers are threads by default. Measured on the MNIST SQLite cache and on PNG decoding (see
+benches/RESULTS.md), threads beat processes: SQLite, Pillow and numpy release the GIL for the
+heavy part of an item, while a process pool starts its workers every epoch (unless
+`persistent_workers()`) and hands every item back to the caller (large arrays through shared
+memory blocks the caller owns, see `burn.data.shared_blocks`). Process workers remain
+available (`worker_kind("process")`) for item pipelines that are pure Python and CPU-bound;
+they read items only (the batcher then runs in the caller); thread workers read and batch.
 
 Failures are the caller's: an exception in a worker is raised by the loop that iterates, as the
 same exception with the worker's traceback; `timeout(seconds)` bounds the wait for any one
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import queue
 import time
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
@@ -74,6 +77,7 @@ class DataLoaderBuilder(Generic[O]):
         self._shuffle = False
         self._num_workers = 0
         self._worker_kind = "thread"
+        self._persistent = False
         self._prefetch = 2
         self._device = None
         self._timeout: float | None = None
@@ -103,6 +107,18 @@ class DataLoaderBuilder(Generic[O]):
                 f"DataLoaderBuilder.worker_kind: 'thread' or 'process', got {kind!r}"
             )
         self._worker_kind = kind
+        return self
+
+    def persistent_workers(self, keep: bool = True) -> DataLoaderBuilder[O]:
+        """Keep the workers (and process workers' shared memory blocks) from one epoch to the
+        next instead of starting them every epoch (as PyTorch's `persistent_workers`).
+
+        Starting process workers costs tens of milliseconds per epoch, which short epochs
+        feel. The workers stop when the loader is garbage collected or the interpreter exits,
+        and whenever an epoch ends early or fails; `DataLoader.shutdown_workers()` stops them
+        at once.
+        """
+        self._persistent = bool(keep)
         return self
 
     def prefetch(self, batches_per_worker: int) -> DataLoaderBuilder[O]:
@@ -140,6 +156,7 @@ class DataLoaderBuilder(Generic[O]):
             seed=self._seed,
             num_workers=self._num_workers,
             worker_kind=self._worker_kind,
+            persistent_workers=self._persistent,
             prefetch=self._prefetch,
             device=self._device,
             timeout=self._timeout,
@@ -164,6 +181,7 @@ class DataLoader(Generic[O]):
         seed: RngSource = None,
         num_workers: int = 0,
         worker_kind: str = "thread",
+        persistent_workers: bool = False,
         prefetch: int = 2,
         device=None,
         rng: np.random.Generator | None = None,
@@ -176,10 +194,13 @@ class DataLoader(Generic[O]):
         self.seed = seed
         self.num_workers = num_workers
         self.worker_kind = worker_kind
+        self.persistent_workers = persistent_workers
         self.prefetch = prefetch
         self.device = device
         self.timeout = timeout
         self._rng = rng if rng is not None else (make_rng(seed) if shuffle else None)
+        self._kept = _KeptPool()
+        weakref.finalize(self, self._kept.close)
 
     def _replace(self, **changes) -> DataLoader[O]:
         args = dict(
@@ -190,12 +211,18 @@ class DataLoader(Generic[O]):
             seed=self.seed,
             num_workers=self.num_workers,
             worker_kind=self.worker_kind,
+            persistent_workers=self.persistent_workers,
             prefetch=self.prefetch,
             device=self.device,
             timeout=self.timeout,
         )
         args.update(changes)
         return DataLoader(args.pop("dataset"), args.pop("batcher"), **args)
+
+    def shutdown_workers(self) -> None:
+        """Stop the workers kept between epochs (`persistent_workers`); the next epoch starts
+        new ones."""
+        self._kept.close()
 
     def num_items(self) -> int:
         return self.dataset.len()
@@ -227,6 +254,26 @@ class DataLoader(Generic[O]):
             f"shuffle={self.shuffle}, "
             f"num_workers={self.num_workers} {self.worker_kind}s)"
         )
+
+
+class _KeptPool:
+    """The worker pool a loader with `persistent_workers` keeps between epochs.
+
+    Only an epoch that ran to its end hands its pool back (then no task is in flight); an
+    epoch that ends early or fails closes its pool. An epoch that starts while another epoch
+    of the same loader holds the kept pool makes a pool of its own.
+    """
+
+    __slots__ = ("pool", "in_use")
+
+    def __init__(self) -> None:
+        self.pool: ThreadWorkers | ProcessWorkers | None = None
+        self.in_use = False
+
+    def close(self) -> None:
+        pool, self.pool = self.pool, None
+        if pool is not None and not self.in_use:
+            pool.close(wait=True)
 
 
 class _Counter:
@@ -276,7 +323,11 @@ def _run(loader: DataLoader, chunks: list[list[int]], counter: _Counter):
             counter.processed += len(chunk)
             yield batch
         return
-    if loader.worker_kind == "thread":
+    window = loader.num_workers * loader.prefetch
+    kept = loader._kept if loader.persistent_workers and not loader._kept.in_use else None
+    if kept is not None and kept.pool is not None:
+        pool = kept.pool
+    elif loader.worker_kind == "thread":
         dataset = loader.dataset
 
         # Thread workers also run the batcher (as Burn's do): stacking and tensor creation are
@@ -284,10 +335,11 @@ def _run(loader: DataLoader, chunks: list[list[int]], counter: _Counter):
         def fetch_and_batch(indices: list[int]):
             return batcher.batch(dataset.get_many(indices), device)
 
-        pool: ThreadWorkers | ProcessWorkers = ThreadWorkers(loader.num_workers, fetch_and_batch)
+        pool = ThreadWorkers(loader.num_workers, fetch_and_batch)
     else:
-        pool = ProcessWorkers(loader.num_workers, loader.dataset)
-    window = loader.num_workers * loader.prefetch
+        pool = ProcessWorkers(loader.num_workers, loader.dataset, in_flight=window)
+    if kept is not None:
+        kept.pool, kept.in_use = None, True  # held by this epoch until it ends
     done: dict[int, Any] = {}
     submitted = 0
     finished = left_early = False
@@ -326,9 +378,14 @@ def _run(loader: DataLoader, chunks: list[list[int]], counter: _Counter):
         left_early = True
         raise
     finally:
-        # After an error, a timeout or Ctrl-C a worker may be stuck: nobody waits for it.
-        wait = finished or (left_early and pool.kind == "thread")
-        pool.close(wait=wait)
+        if kept is not None:
+            kept.in_use = False
+        if finished and kept is not None:
+            kept.pool = pool  # no task in flight: the next epoch starts from here
+        else:
+            # After an error, a timeout or Ctrl-C a worker may be stuck: nobody waits for it.
+            wait = finished or (left_early and pool.kind == "thread")
+            pool.close(wait=wait)
 
 
 def split_dataloader(loader: DataLoader[O], devices: Sequence[Any]) -> list[DataLoader[O]]:

@@ -10,10 +10,15 @@ small on purpose, because the standard executors get three things wrong for a da
 - a worker's exception must reach the caller as itself, with its traceback: threads hand over
   the exception object; processes send it pickled with the worker's traceback as text, which
   becomes the exception's `__cause__`.
+
+Process workers hand large results back through shared memory blocks that the caller creates,
+owns and always unlinks (`burn.data.shared_blocks`); a worker only writes into the block handed
+to it with a task, so no way a worker can fail leaves a block behind.
 """
 
 from __future__ import annotations
 
+import collections
 import multiprocessing
 import os
 import pickle
@@ -23,9 +28,12 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from typing import Any
+from multiprocessing import connection
+from multiprocessing.connection import Connection
+from typing import Any, cast
 
 from burn.data.errors import WorkerError
+from burn.data.shared_blocks import AttachedBlocks, BlockPool, ensure_tracker, pack
 
 #: How often a process worker checks that its parent is still there (seconds).
 PARENT_CHECK_S = 0.5
@@ -49,8 +57,8 @@ class ThreadWorkers:
 
     def __init__(self, n: int, task: Callable[[list[int]], Any]) -> None:
         self._task = task
-        self._tasks: queue.SimpleQueue = queue.SimpleQueue()
-        self._results: queue.SimpleQueue = queue.SimpleQueue()
+        self._tasks: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._results: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._stop = threading.Event()
         self.threads = [
             threading.Thread(target=self._loop, name=f"burn-data-{i}", daemon=True)
@@ -97,31 +105,60 @@ class ProcessWorkers:
 
     kind = "process"
 
-    def __init__(self, n: int, dataset: Any) -> None:
+    def __init__(self, n: int, dataset: Any, in_flight: int | None = None) -> None:
+        """`in_flight`: the most tasks submitted and not yet collected (default `n`); the caller
+        keeps at most that many shared memory blocks."""
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
         ctx = multiprocessing.get_context(method)
+        max_blocks = n if in_flight is None else in_flight
+        self._blocks = BlockPool(max_blocks)
+        ensure_tracker()
         self._tasks = ctx.Queue()
-        self._results = ctx.Queue()
         self._tasks.cancel_join_thread()  # tasks left unread must not hold up closing
-        self.processes = [
-            ctx.Process(
+        # One result pipe per worker, whose write end only that worker holds (each pipe is made
+        # just before its worker starts and closed here right after, so no later worker
+        # inherits it): a worker that dies in the middle of sending a result ends its pipe,
+        # and the caller reads end-of-file instead of waiting forever for the rest.
+        self.processes: list[multiprocessing.process.BaseProcess] = []
+        self._readers: list[Connection] = []
+        for i in range(n):
+            reader, writer = ctx.Pipe(duplex=False)
+            process = ctx.Process(
                 target=_process_main,
-                args=(dataset, self._tasks, self._results, os.getpid()),
+                args=(dataset, self._tasks, writer, os.getpid(), max_blocks),
                 name=f"burn-data-{i}",
                 daemon=True,
             )
-            for i in range(n)
-        ]
-        for process in self.processes:
             process.start()
+            writer.close()
+            self.processes.append(process)
+            self._readers.append(reader)
+        self._received: collections.deque[tuple[Any, ...]] = collections.deque()
 
     def submit(self, number: int, indices: list[int]) -> None:
-        self._tasks.put((number, indices))
+        self._tasks.put((number, indices, self._blocks.lease(number)))
 
     def get(self, timeout: float) -> tuple[int, bool, Any]:
-        payload = self._results.get(timeout=timeout)
+        """The next result; `queue.Empty` after `timeout` seconds without one."""
+        if not self._received:
+            for ready in connection.wait(self._readers, timeout):
+                reader = cast(Connection, ready)
+                try:
+                    self._received.append(reader.recv())
+                except (EOFError, OSError):  # the worker is gone: `check` reports it
+                    self._readers.remove(reader)
+                    reader.close()
+            if not self._received:
+                raise queue.Empty
+        number, payload, sizes, buffers = self._received.popleft()
         try:
-            number, ok, value = pickle.loads(payload)
+            if sizes is not None:
+                self._blocks.learn(sum(sizes))
+                buffers = self._blocks.take(number, sizes)
+            else:
+                self._blocks.learn(sum(len(b) for b in buffers))
+                self._blocks.take(number, None)
+            _, ok, value = pickle.loads(payload, buffers=buffers)
         except Exception as e:
             raise WorkerError(f"DataLoader: a worker's result could not be unpickled ({e})") from e
         if ok:
@@ -157,26 +194,31 @@ class ProcessWorkers:
             if process.is_alive():
                 process.kill()
                 process.join(timeout=2.0)
-        for q in (self._tasks, self._results):
-            q.cancel_join_thread()
-            q.close()
+        self._blocks.close()  # the workers are gone: nobody writes into a block any more
+        self._tasks.close()
+        for reader in self._readers:
+            reader.close()
 
 
-def _process_main(dataset, tasks, results, parent: int) -> None:
+def _process_main(
+    dataset: Any, tasks: Any, results: Connection, parent: int, max_blocks: int
+) -> None:
     """A worker process: Ctrl-C is the parent's to handle, and the parent's death ends it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    attached = AttachedBlocks(max_blocks)
     while True:
         job = tasks.get()
         if job is None:
+            attached.close()
             return
-        number, indices = job
+        number, indices, lease = job
         try:
-            payload = pickle.dumps((number, True, dataset.get_many(indices)))
+            message = (number, *pack((number, True, dataset.get_many(indices)), lease, attached))
         except BaseException as error:
-            payload = _error_payload(number, error)
-        results.put(payload)
-        del payload, job
+            message = (number, _error_payload(number, error), None, [])
+        results.send(message)
+        del message, job
 
 
 def _error_payload(number: int, error: BaseException) -> bytes:
