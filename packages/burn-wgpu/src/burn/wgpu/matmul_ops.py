@@ -80,7 +80,12 @@ class WgpuMatmulOps:
         if k == 0:
             return self.full(out.shape, 0, lhs.dtype, lhs.device)
         layout = None
-        if lhs.dtype is DType.F32 and 2 * m * n * k * batches >= autotune.VEC_MIN_FLOPS:
+        vec_sizes = k % 4 == 0 and n % 4 == 0  # else no layout makes the vec4 kernel apply
+        if (
+            lhs.dtype is DType.F32
+            and vec_sizes
+            and 2 * m * n * k * batches >= autotune.VEC_MIN_FLOPS
+        ):
             layout = _vec_layout(lhs, rhs, batch, m, n, k)
             if layout is None:
                 # Copying a strided operand costs O(size); the vec4 kernel saves far more.
