@@ -110,11 +110,14 @@ class WgpuModuleOps:
         )
 
 
+def _ints(values) -> tuple[int, ...]:
+    return tuple(int(v) for v in values)
+
+
 def _fixed(channels, kernel, out, stride, dilation, padding, size) -> K.conv.Geometry:
     """A convolution's geometry as the hashable tuple the specialised kernels are made for."""
-    ints = lambda v: tuple(int(x) for x in v)  # noqa: E731
-    return (int(channels), ints(kernel), ints(out), ints(stride), ints(dilation),
-            ints(padding), ints(size))  # fmt: skip
+    return (int(channels), _ints(kernel), _ints(out), _ints(stride), _ints(dilation),
+            _ints(padding), _ints(size))  # fmt: skip
 
 
 def _content(index: np.ndarray, weight: np.ndarray) -> tuple:
