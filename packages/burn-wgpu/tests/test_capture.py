@@ -147,3 +147,29 @@ def test_the_readme_example():
         expected = expected - np.tanh(np.arange(4) * expected) * 0.1
     assert replayed.replays == 2 and replayed.reason is None
     np.testing.assert_allclose(values(w), expected, rtol=1e-5)
+
+
+def test_plain_wgpu_arguments_replay_and_another_layout_runs_the_function():
+    """Arguments of `Wgpu` itself replay too; an argument with another layout (a transposed
+    view) is not one the recordings were made on, so the function runs instead."""
+    calls = []
+
+    def step(a, b):
+        calls.append(1)
+        return (a * 2.0 + b).exp(), a - b
+
+    captured = capture(step)
+    rng = np.random.default_rng(2)
+    data = [rng.standard_normal((3, 4)).astype(np.float32) for _ in range(2)]
+    a, b = (Tensor[Wgpu, 2].from_data(d, Wgpu.device()) for d in data)
+    for _ in range(5):
+        out, diff = captured(a, b)
+        np.testing.assert_allclose(values(out), np.exp(data[0] * 2 + data[1]), rtol=1e-5)
+        np.testing.assert_allclose(values(diff), data[0] - data[1], rtol=1e-6)
+    assert captured.reason is None and captured.replays == 2 and len(calls) == 3
+    square = Tensor[Wgpu, 2].from_data(data[0][:, :3], Wgpu.device())
+    out, _ = captured(square.transpose(), b[:3, :3])
+    assert len(calls) == 4 and captured.replays == 2
+    np.testing.assert_allclose(
+        values(out), np.exp(data[0][:, :3].T * 2 + data[1][:3, :3]), rtol=1e-5
+    )

@@ -46,6 +46,15 @@ class WgpuTensor:
         self.rt = rt
         self.host = host
 
+    def with_handle(self, handle: Handle) -> WgpuTensor:
+        """The same view of another buffer of the same size (a replayed step's outputs): the
+        fields are copied as they are, without the conversions of `__init__`."""
+        view = WgpuTensor.__new__(WgpuTensor)
+        view.handle = handle
+        view.shape, view.strides, view.offset = self.shape, self.strides, self.offset
+        view.dtype, view.device, view.rt, view.host = self.dtype, self.device, self.rt, None
+        return view
+
     @property
     def numel(self) -> int:
         return math.prod(self.shape)

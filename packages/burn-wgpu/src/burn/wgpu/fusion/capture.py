@@ -105,10 +105,34 @@ def _primitive(t: Tensor) -> WgpuTensor:
     return p
 
 
-def _wrap(template: Tensor, p: WgpuTensor) -> Tensor:
-    backend = template.backend
-    primitive = backend.wrap(p) if hasattr(backend, "wrap") else p
-    return template._new(primitive)
+def _primitives(tensors: list[Tensor]) -> list[WgpuTensor]:
+    """`_primitive` of each tensor, checking and flushing each backend once: a replayed call
+    takes every parameter and optimizer state of a model as arguments, and checking and
+    flushing each of them was about a quarter of its host time."""
+    checked: set[int] = set()
+    out = []
+    for t in tensors:
+        backend = t.backend
+        if id(backend) not in checked:
+            _primitive(t)  # the checks and the flush, once per backend
+            checked.add(id(backend))
+        p = t.primitive
+        if not isinstance(p, WgpuTensor):
+            p = p.value
+            if not isinstance(p, WgpuTensor):
+                return [_primitive(x) for x in tensors]  # raises the error naming the tensor
+        out.append(p)
+    return out
+
+
+def _rewrapper(template: Tensor):
+    """A function making a tensor like `template` (its backend, rank, kind) around a Wgpu
+    primitive; made once per result, since a replay wraps every result of the step."""
+    backend, new = template.backend, template._new
+    wrap = getattr(backend, "wrap", None)
+    if wrap is None:
+        return new
+    return lambda p: new(wrap(p))
 
 
 def _flatten(value) -> tuple[list[Tensor], Any]:
@@ -134,7 +158,8 @@ class CapturedStep:
         self.reason: str | None = None
         self._recordings: list[Recording] = []
         self._static: tuple | None = None
-        self._templates: list[Tensor] = []
+        self._rewrap: list = []  # per result: Wgpu primitive -> Tensor
+        self._layouts: list[tuple] = []
         self._spec: Any = None
 
     # ------------------------------------------------------------------ calls
@@ -213,7 +238,9 @@ class CapturedStep:
         if self._recordings and (static != self._static or spec != self._spec):
             self._give_up("the arguments or results changed between the recorded calls")
             return result
-        self._static, self._spec, self._templates = static, spec, outs
+        self._static, self._spec = static, spec
+        self._rewrap = [_rewrapper(t) for t in outs]
+        self._layouts = [_layout(p) for p in rec.inputs]
         self._recordings.append(rec)
         if len(self._recordings) == 2:
             problem = _compare(*self._recordings)
@@ -231,9 +258,8 @@ class CapturedStep:
         function): the other recording than the one whose buffers the arguments live in."""
         if static != self._static:
             return None
-        prims = [_primitive(t) for t in tensors]
-        first = self._recordings[0]
-        if [_layout(p) for p in prims] != [_layout(p) for p in first.inputs]:
+        prims = _primitives(tensors)
+        if [_layout(p) for p in prims] != self._layouts:
             return None
         ids = {id(p.handle) for p in prims}
         usable = [r for r in self._recordings if not ids & r.created.keys()]
@@ -272,11 +298,10 @@ class CapturedStep:
                     step.checks_indices,
                 )  # fmt: skip
         self.replays += 1
-        outs = []
-        for template, p in zip(self._templates, plan.outputs, strict=True):
-            handle = swap.get(id(p.handle), p.handle)
-            view = WgpuTensor(handle, p.shape, p.strides, p.offset, p.dtype, p.device, p.rt)
-            outs.append(_wrap(template, view))
+        outs = [
+            rewrap(p.with_handle(swap.get(id(p.handle), p.handle)))
+            for rewrap, p in zip(self._rewrap, plan.outputs, strict=True)
+        ]
         if self._spec is None:
             return outs[0]
         kind, _ = self._spec

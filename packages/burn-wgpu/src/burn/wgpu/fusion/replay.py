@@ -111,8 +111,9 @@ class Replayer:
     def _program(self, swap: dict[int, object]) -> tuple[list, list]:
         """(commands, keep-alive) for these swapped-in buffers: per launch the native pipeline
         (None when it is the previous launch's), bind group, dynamic offset and workgroups."""
-        # `swap` is built in the recording's input order, so its items need no sorting.
-        key = tuple((k, id(v)) for k, v in swap.items())
+        # `swap` maps the recording's inputs, always in the same order, so the swapped-in
+        # buffers alone say which program this is.
+        key = tuple(map(id, swap.values()))
         program = self._programs.get(key)
         if program is not None:
             return program
