@@ -50,10 +50,10 @@ def adam_step(
     op = "adam_step"
     _check_float(tensor, op, "tensor")
     roles = {"grad": grad, "moment_1": moment_1, "moment_2": moment_2}
-    for role, t in roles.items():
-        if t is None and role != "grad":
+    for role, value in roles.items():
+        if value is None and role != "grad":
             continue
-        _check_float(t, op, role)
+        t = _check_float(value, op, role)
         if t.dims() != tensor.dims():
             raise ShapeError(f"{op}: {role} must be {tensor.dims()} like tensor, got {t.dims()}")
         if t.dtype != tensor.dtype:
@@ -82,8 +82,9 @@ def adam_step(
     return tensor._new(updated), tensor._new(m1), tensor._new(m2)
 
 
-def _check_float(t: object, op: str, role: str) -> None:
+def _check_float(t: object, op: str, role: str) -> Tensor:
     if not isinstance(t, Tensor):
         raise KindError(f"{op}: {role} must be a Tensor, got {type(t).__name__}")
     if t.kind is not Float:
         raise KindError(f"{op}: {role} must be a Float tensor, got {t.kind.name} {t.dims()}")
+    return t
