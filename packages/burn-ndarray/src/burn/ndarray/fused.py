@@ -8,8 +8,9 @@ no float64 temporaries).
 
 Adam's update (`float_adam_step`) runs the contract's composition step for step (the same
 float32 roundings, so the numbers are bit for bit those of the composition) but writes each
-step into the three arrays it returns and one scratch block, instead of allocating fifteen
-parameter-sized arrays: the allocations, not the arithmetic, were most of its time.
+step into the three arrays it returns and a scratch block (two with an L2 penalty) instead
+of allocating fifteen parameter-sized arrays: the allocations, not the arithmetic, were most
+of its time.
 
 GELU in float32 evaluates the error function with `erf_f32` (a rational approximation accurate
 to a few float32 units in the last place), in blocks that stay in the CPU cache; other dtypes
