@@ -66,7 +66,10 @@ def test_algorithms_agree_with_the_definition(spatial, kernel, stride, padding, 
     # The loss sum(y * g) is linear in x and in w: its gradients are exact from the definition.
     g = rng.standard_normal(y.shape)
     x_grads = [module_ops._x_grad_col2im(x.shape, w, g, stride, padding, dilation, groups)]
-    w_grads = [module_ops._weight_grad_im2col(x, w.shape, g, stride, padding, dilation, groups)]
+    w_grads = [
+        module_ops._weight_grad_im2col(x, w.shape, g, stride, padding, dilation, groups, first)
+        for first in (False, True)
+    ]
     if all(s == 1 for s in stride):
         x_grads.append(conv_x_grad_stride1(x.shape, w, g, padding, dilation, groups))
     for flat_index in rng.choice(x.size, 5, replace=False):

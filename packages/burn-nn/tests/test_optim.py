@@ -315,3 +315,79 @@ def test_clipping_config_saves_as_burn_does():
     config = AdamConfig().with_grad_clipping(GradientClippingConfig.Value(0.5))
     assert config.to_dict()["grad_clipping"] == {"Value": 0.5}
     assert AdamConfig.from_json(config.to_json()) == config
+
+
+def _composed_adam_step(momentum, lr, tensor, grad, state, penalty, decoupled):
+    """Adam and AdamW written with tensor ops, as the optimizers computed them before
+    their update became one backend op."""
+    if penalty and not decoupled:
+        grad = tensor * penalty + grad
+    delta, moments = momentum.transform(grad, state)
+    if decoupled:
+        tensor = tensor - tensor * (lr * penalty)
+    return tensor - delta * lr, moments
+
+
+@pytest.mark.parametrize("dtype", [DType.F32, DType.F64])
+@pytest.mark.parametrize("name", ["adam", "adam_options", "adamw", "adamw_options"])
+def test_adam_update_is_the_tensor_op_composition_bit_for_bit(name, dtype):
+    """The one-op update changed no number: five steps equal the composition's exactly."""
+    spec = CASES[name]["spec"]
+    rule = build(spec).optim
+    decoupled = spec["kind"] == "adamw"
+    penalty = rule.weight_decay if decoupled else spec.get("weight_decay", 0.0)
+    rng = np.random.default_rng(5)
+    param = Tensor.from_data(rng.normal(size=(7, 5)), DEVICE, dtype=dtype)
+    ours, theirs = param, param
+    state = moments = None
+    for _ in range(5):
+        grad = Tensor.from_data(rng.normal(size=(7, 5)), DEVICE, dtype=dtype)
+        ours, state = rule.step(0.01, ours, grad, state)
+        theirs, moments = _composed_adam_step(
+            rule.momentum, 0.01, theirs, grad, moments, penalty, decoupled
+        )
+        assert state["momentum"]["time"] == moments["time"]
+        pairs = [(ours, theirs)] + [
+            (state["momentum"][key], moments[key]) for key in ("moment_1", "moment_2")
+        ]
+        for a, b in pairs:
+            assert a.dtype == dtype
+            assert np.array_equal(a.to_data().as_array(), b.to_data().as_array())
+
+
+def test_adam_state_record_resumes_bit_exact(reference):
+    """Adam's moments through a recorder and back: 30 + 30 steps equal 60."""
+    model, x, y = problem(reference, "f32")
+    spec = CASES["adam_options"]["spec"]
+    straight = train(model, x, y, build(spec), 0.01, 60)
+    optim = build(spec)
+    half = train(model, x, y, optim, 0.01, 30)
+    recorder = NamedMpkBytesRecorder()
+    resumed_optim = build(spec).load_record(recorder.load(recorder.record(optim.to_record())))
+    resumed = train(half, x, y, resumed_optim, 0.01, 30)
+    for field in ("weight", "bias"):
+        a = getattr(straight, field).val().to_data().as_array()
+        b = getattr(resumed, field).val().to_data().as_array()
+        assert np.array_equal(a, b)
+
+
+def test_adam_moments_in_another_dtype_are_cast_to_the_parameters():
+    """Moments restored at another precision continue in the parameter's dtype."""
+    rule = AdamConfig().init().optim
+    rng = np.random.default_rng(9)
+    param = Tensor.from_data(rng.normal(size=(4, 3)), DEVICE, dtype=DType.F32)
+    grad = Tensor.from_data(rng.normal(size=(4, 3)), DEVICE, dtype=DType.F32)
+    _, state = rule.step(0.01, param, grad, None)
+    wide = {
+        "momentum": {
+            "time": state["momentum"]["time"],
+            "moment_1": state["momentum"]["moment_1"].cast(DType.F64),
+            "moment_2": state["momentum"]["moment_2"].cast(DType.F64),
+        }
+    }
+    stepped, after = rule.step(0.01, param, grad, wide)
+    expected, _ = rule.step(0.01, param, grad, state)
+    assert stepped.dtype == DType.F32
+    assert after["momentum"]["moment_1"].dtype == DType.F32
+    assert after["momentum"]["time"] == 2
+    assert np.array_equal(stepped.to_data().as_array(), expected.to_data().as_array())

@@ -268,3 +268,25 @@ def test_small_reductions_read_the_computed_chain(fused):
     s = (x * 2.0).sum_dim(1)  # 3 outputs: too few threads, the chain is computed first
     assert fused.stats.fused_reductions == 0
     np.testing.assert_allclose(values(s), (np.arange(12).reshape(3, 4) * 2).sum(1, keepdims=True))
+
+
+def test_an_adam_step_is_one_kernel_with_the_unfused_values(fused, rng):
+    """Wgpu keeps `float_adam_step`'s composition, which Fusion records and fuses: one launch
+    writes the parameter and both moments, with the values plain Wgpu computes."""
+    from burn.tensor.optim import adam_step
+
+    shape = (6, 5)
+    arrays = [rng.standard_normal(shape).astype(np.float32) for _ in range(4)]
+    arrays[3] = np.abs(arrays[3]) * 0.01  # a second moment
+    args = (3, 0.01, 0.9, 0.999, 1e-5, 0.1, True)
+    ours = [Tensor[fused, 2].from_data(a, fused.device()) for a in arrays]
+    plain = [Tensor[Wgpu, 2].from_data(a) for a in arrays]
+    values(ours[0])  # uploads done before counting
+    before = launches()
+    out = adam_step(*ours, *args)
+    assert launches() == before, "recording launches nothing"
+    got = [values(t) for t in out]
+    assert launches() == before + 1
+    assert fused.stats.segments == 1 and fused.stats.outputs == 3
+    for a, b in zip(got, adam_step(*plain, *args), strict=True):
+        np.testing.assert_allclose(a, values(b), rtol=1e-6, atol=1e-7)

@@ -6,8 +6,9 @@ backward step): whatever the inner backend overrides is what runs. Three kinds o
 - Float ops with a rule (`RULES` below): the inner op's result, plus a node whose backward maps
   the output gradient to input gradients with inner-backend ops.
 - Ops that cannot carry a gradient (Int and Bool ops, comparisons, `argmax`, creation,
-  reading data, the module and activation `*_backward` ops): forwarded untracked by
-  `forwarded`, which unwraps the arguments and wraps the result.
+  reading data, the module and activation `*_backward` ops, the optimizer updates such as
+  `float_adam_step`): forwarded untracked by `forwarded`, which unwraps the arguments and
+  wraps the result.
 - Float ops without a rule: not defined here, so the contract's default composition runs on
   the decorator itself and its pieces are differentiated.
 
@@ -241,9 +242,11 @@ WITH_INDICES = (
 )
 
 
-# Float ops whose results carry no gradient: comparisons, positions, creation, reading data.
+# Float ops whose results carry no gradient: comparisons, positions, creation, reading data,
+# and the optimizer updates (an optimizer runs on the inner backend's tensors).
 NOT_DIFFERENTIABLE = frozenset(
     {
+        "float_adam_step",
         "float_from_data",
         "float_into_data",
         "float_into_int",

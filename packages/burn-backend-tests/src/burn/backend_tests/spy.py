@@ -260,6 +260,18 @@ def _core_arguments(op: str, make: Maker) -> list[Any] | None:
     return None if build is None else build()
 
 
+def _optimizer_arguments(op: str, make: Maker) -> list[Any] | None:
+    """Arguments of an optimizer update (`float_adam_step`): a second step of a `[2, 3]`
+    parameter with both moments; None when `op` is not one."""
+    if op != "float_adam_step":
+        return None
+    param = make.prim("float", [[1.0, -2.0, 3.0], [0.5, 4.0, -1.0]])
+    grad = make.prim("float", [[0.1, 0.2, -0.3], [0.4, -0.5, 0.6]])
+    moment_1 = make.prim("float", np.full((2, 3), 0.01))
+    moment_2 = make.prim("float", np.full((2, 3), 0.001))
+    return [param, grad, moment_1, moment_2, 2, 0.1, 0.9, 0.999, 1e-5, 0.01, True]
+
+
 _ACTIVATION = {
     "prelu": lambda make, f: [f, make.prim("float", [[0.1, 0.2, 0.3]], track=True)],
     "leaky_relu": lambda make, f: [f, 0.1],
@@ -272,6 +284,9 @@ def arguments(op: str, make: Maker) -> list[Any]:
     core = _core_arguments(op, make)
     if core is not None:
         return core
+    optimizer = _optimizer_arguments(op, make)
+    if optimizer is not None:
+        return optimizer
     params = [p for p in inspect.signature(getattr(Backend, op)).parameters if p != "self"]
     module = _module_arguments(op, params, make)
     if module is not None:

@@ -160,11 +160,23 @@ def _cols_to_taps(cols, n, spatial, channels, kernel) -> np.ndarray:
     return cols.transpose(axes)
 
 
-def _weight_grad_im2col(x, weight_shape, output_grad, stride, padding, dilation, groups):
-    """Weight gradient as the output gradient times the transposed im2col matrix of `x`."""
+def _weight_grad_im2col(
+    x, weight_shape, output_grad, stride, padding, dilation, groups, taps_first=False
+):
+    """Weight gradient as the output gradient times the transposed im2col matrix of `x`.
+
+    `taps_first` computes the transposed product instead (the im2col matrix times the
+    transposed output gradient) and transposes the small result: the same sums, but BLAS
+    handles the two orientations of a product with a long inner dimension and few rows at
+    different speeds (a first layer's `[8, N*L] x [N*L, 9]` is about a fifth faster as
+    `[9, N*L] x [N*L, 8]` with OpenBLAS), so the autotune times both.
+    """
     kernel = weight_shape[2:]
     cols = _im2col(x, kernel, stride, dilation, padding, output_grad.shape[2:], groups)
     g = _by_group(output_grad, groups)  # [groups, O/g, N*L]
+    if taps_first:
+        grad = np.matmul(cols, g.transpose(0, 2, 1)).transpose(0, 2, 1)
+        return np.ascontiguousarray(grad).reshape(weight_shape)
     return np.matmul(g, cols.transpose(0, 2, 1)).reshape(weight_shape)
 
 
@@ -234,7 +246,12 @@ class NdArrayModuleOps:
         xw, g = _work(x), _work(output_grad)
         stride, padding, dilation, groups = _conv_options(options)
         shape = weight.shape
-        candidates = [lambda: _weight_grad_im2col(xw, shape, g, stride, padding, dilation, groups)]
+        candidates = [
+            lambda taps_first=taps_first: _weight_grad_im2col(
+                xw, shape, g, stride, padding, dilation, groups, taps_first
+            )
+            for taps_first in (False, True)
+        ]
         if output_grad.size and winograd.applies(
             x.shape, shape, stride, padding, dilation, xw.dtype, groups, winograd.MIN_CHANNELS
         ):

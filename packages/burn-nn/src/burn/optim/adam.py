@@ -7,13 +7,17 @@ from burn.optim.decay import WeightDecay, WeightDecayConfig
 from burn.optim.grad_clipping import GradientClippingConfig
 from burn.optim.simple import OptimizerAdaptor, SimpleOptimizer
 from burn.tensor import Tensor
+from burn.tensor.optim import adam_step
 
 
 class AdaptiveMomentum:
     """Bias-corrected first and second moments; the update is m_hat / (sqrt(v_hat) + eps).
 
     State: `time` (steps taken), `moment_1` and `moment_2`. The first step starts both moments
-    from zero, as PyTorch does, so the numbers match `torch.optim.Adam`.
+    from zero, as PyTorch does, so the numbers match `torch.optim.Adam`. Adam and AdamW call
+    `update`, which runs the whole step of a parameter as one backend op
+    (`burn.tensor.optim.adam_step`); `transform` gives the step's direction alone, for rules
+    built on top of it.
     """
 
     def __init__(self, beta_1: float, beta_2: float, epsilon: float):
@@ -34,6 +38,45 @@ class AdaptiveMomentum:
         v_hat = moment_2 / (1.0 - self.beta_2**time)
         delta = m_hat / (v_hat.sqrt() + self.epsilon)
         return delta, {"time": time, "moment_1": moment_1, "moment_2": moment_2}
+
+    def update(
+        self,
+        lr: float,
+        tensor: Tensor,
+        grad: Tensor,
+        state: dict | None,
+        weight_decay: float = 0.0,
+        decoupled_weight_decay: bool = False,
+    ) -> tuple[Tensor, dict]:
+        """`tensor` after one step and the new state: `tensor - lr * transform(grad)`, with
+        Adam's L2 `weight_decay` folded into the gradient, or AdamW's applied to the parameter
+        (`decoupled_weight_decay`). Moments restored in another dtype (a checkpoint saved at
+        another precision) are cast to the parameter's first."""
+        dtype = tensor.dtype
+        if grad.dtype != dtype:
+            grad = grad.cast(dtype)
+        if state is None:
+            time, moment_1, moment_2 = 1, None, None
+        else:
+            time = int(state["time"]) + 1
+            moment_1, moment_2 = (
+                m if m.dtype == dtype else m.cast(dtype)
+                for m in (state["moment_1"], state["moment_2"])
+            )
+        updated, moment_1, moment_2 = adam_step(
+            tensor,
+            grad,
+            moment_1,
+            moment_2,
+            time,
+            lr,
+            self.beta_1,
+            self.beta_2,
+            self.epsilon,
+            weight_decay,
+            decoupled_weight_decay,
+        )
+        return updated, {"time": time, "moment_1": moment_1, "moment_2": moment_2}
 
 
 @config
@@ -63,10 +106,11 @@ class Adam(SimpleOptimizer):
         self.weight_decay = weight_decay
 
     def step(self, lr, tensor: Tensor, grad: Tensor, state: dict | None):
-        if self.weight_decay is not None:
-            grad = self.weight_decay.transform(grad, tensor)
-        delta, moments = self.momentum.transform(grad, state["momentum"] if state else None)
-        return tensor - delta * lr, {"momentum": moments}
+        penalty = self.weight_decay.penalty if self.weight_decay is not None else 0.0
+        updated, moments = self.momentum.update(
+            lr, tensor, grad, state["momentum"] if state else None, penalty
+        )
+        return updated, {"momentum": moments}
 
     def __repr__(self) -> str:
         return "Adam"

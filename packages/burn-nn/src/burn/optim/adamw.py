@@ -33,9 +33,15 @@ class AdamW(SimpleOptimizer):
         self.weight_decay = float(weight_decay)
 
     def step(self, lr, tensor: Tensor, grad: Tensor, state: dict | None):
-        decayed = tensor - tensor * (lr * self.weight_decay)
-        delta, moments = self.momentum.transform(grad, state["momentum"] if state else None)
-        return decayed - delta * lr, {"momentum": moments}
+        updated, moments = self.momentum.update(
+            lr,
+            tensor,
+            grad,
+            state["momentum"] if state else None,
+            self.weight_decay,
+            decoupled_weight_decay=True,
+        )
+        return updated, {"momentum": moments}
 
     def __repr__(self) -> str:
         return "AdamW"

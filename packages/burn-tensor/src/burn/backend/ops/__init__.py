@@ -6,6 +6,7 @@ from burn.backend.ops.bool_ops import BoolTensorOps
 from burn.backend.ops.float_ops import FloatTensorOps
 from burn.backend.ops.int_ops import IntTensorOps
 from burn.backend.ops.module import ModuleOps
+from burn.backend.ops.optim import OptimizerOps
 from burn.backend.ops.primitive import (
     BINARY_OPS,
     COMPARISON_OPS,
@@ -20,7 +21,8 @@ def _names(group: type, prefix: str) -> frozenset[str]:
     return frozenset(n for n in vars(group) if n.startswith(prefix))
 
 
-FLOAT_OPS = _names(FloatTensorOps, "float_")
+# The float ops include the optimizer updates, which live in their own mixin.
+FLOAT_OPS = _names(FloatTensorOps, "float_") | _names(OptimizerOps, "float_")
 INT_OPS = _names(IntTensorOps, "int_")
 BOOL_OPS = _names(BoolTensorOps, "bool_")
 
@@ -36,6 +38,7 @@ __all__ = [
     "INT_OPS",
     "IntTensorOps",
     "ModuleOps",
+    "OptimizerOps",
     "PrimitiveOps",
     "REDUCE_OPS",
     "RecurrentOps",

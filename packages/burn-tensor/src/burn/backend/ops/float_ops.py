@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from burn.backend.ops import numeric, shared
+from burn.backend.ops.optim import OptimizerOps
 from burn.backend.ops.shared import Primitive
 
 if TYPE_CHECKING:
@@ -21,8 +22,11 @@ else:
 from burn.tensor.dtype import DType
 
 
-class FloatTensorOps(_Core):
-    """Burn's FloatTensorOps: `float_add`, `float_exp`, `float_sum_dim`, `float_matmul`..."""
+class FloatTensorOps(OptimizerOps, _Core):
+    """Burn's FloatTensorOps: `float_add`, `float_exp`, `float_sum_dim`, `float_matmul`...
+
+    The optimizer updates (`float_adam_step`) come from `OptimizerOps` (`optim.py`).
+    """
 
     if TYPE_CHECKING:
         # Installed from `numeric.py` below; declared here for type checkers.

@@ -1,0 +1,89 @@
+"""Optimizer updates as contract ops: Adam's (and AdamW's) whole step for one parameter.
+
+An optimizer written with tensor ops makes about fifteen elementwise ops per parameter and step,
+each a pass over the parameter with a fresh buffer; PyTorch's CPU Adam does the same update in a
+few in-place passes. Here one parameter's update is one named op, `float_adam_step`, so a backend
+can run it as a single kernel of its own (NdArray does it in blocks that stay in the CPU cache)
+while every other backend runs the default below, written with the named float ops exactly as
+`burn.optim.AdaptiveMomentum` composed them before: same ops, same order, same rounding. Under
+`Fusion` that composition is recorded and fused like any other chain of elementwise ops.
+
+The op is not differentiable: an optimizer runs on the inner backend's tensors, and the
+autodiff decorator forwards it untracked.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from burn.backend.ops.primitive import PrimitiveOps as _Core
+else:
+    _Core = object
+
+
+class OptimizerOps(_Core):
+    """`float_adam_step`: the Adam/AdamW update, with a default built from named float ops."""
+
+    if TYPE_CHECKING:
+        # Named ops of `FloatTensorOps`, which mixes this group in.
+        def float_add(self, lhs: Any, rhs: Any) -> Any: ...
+
+        def float_sub(self, lhs: Any, rhs: Any) -> Any: ...
+
+        def float_mul(self, lhs: Any, rhs: Any) -> Any: ...
+
+        def float_div(self, lhs: Any, rhs: Any) -> Any: ...
+
+        def float_sqrt(self, tensor: Any) -> Any: ...
+
+        def float_add_scalar(self, lhs: Any, rhs: Any) -> Any: ...
+
+        def float_mul_scalar(self, lhs: Any, rhs: Any) -> Any: ...
+
+        def float_div_scalar(self, lhs: Any, rhs: Any) -> Any: ...
+
+    def float_adam_step(
+        self,
+        tensor: Any,
+        grad: Any,
+        moment_1: Any | None,
+        moment_2: Any | None,
+        time: int,
+        lr: float,
+        beta_1: float,
+        beta_2: float,
+        epsilon: float,
+        weight_decay: float = 0.0,
+        decoupled_weight_decay: bool = False,
+    ) -> tuple[Any, Any, Any]:
+        """One Adam step of a parameter: `(tensor, moment_1, moment_2)` after step `time`.
+
+        `time` counts from 1; on the first step `moment_1` and `moment_2` are None (both start
+        from zero, as PyTorch's). All tensors have the parameter's shape and dtype. With
+        `weight_decay`, Adam adds `weight_decay * tensor` to the gradient (L2); with
+        `decoupled_weight_decay` it is AdamW's instead: the parameter shrinks by
+        `lr * weight_decay` of itself and the gradient is left alone. The inputs are never
+        changed (other references to the old parameter or moments may exist): the results are
+        new primitives.
+
+            m = beta_1 * m + (1 - beta_1) * g          v = beta_2 * v + (1 - beta_2) * g * g
+            delta = (m / (1 - beta_1**time)) / (sqrt(v / (1 - beta_2**time)) + epsilon)
+            tensor = tensor - lr * delta
+        """
+        if weight_decay and not decoupled_weight_decay:
+            grad = self.float_add(self.float_mul_scalar(tensor, weight_decay), grad)
+        scaled_grad = self.float_mul_scalar(grad, 1.0 - beta_1)
+        squared_grad = self.float_mul_scalar(self.float_mul(grad, grad), 1.0 - beta_2)
+        if moment_1 is None or moment_2 is None:
+            moment_1, moment_2 = scaled_grad, squared_grad
+        else:
+            moment_1 = self.float_add(self.float_mul_scalar(moment_1, beta_1), scaled_grad)
+            moment_2 = self.float_add(self.float_mul_scalar(moment_2, beta_2), squared_grad)
+        m_hat = self.float_div_scalar(moment_1, 1.0 - beta_1**time)
+        v_hat = self.float_div_scalar(moment_2, 1.0 - beta_2**time)
+        delta = self.float_div(m_hat, self.float_add_scalar(self.float_sqrt(v_hat), epsilon))
+        if weight_decay and decoupled_weight_decay:
+            tensor = self.float_sub(tensor, self.float_mul_scalar(tensor, lr * weight_decay))
+        updated = self.float_sub(tensor, self.float_mul_scalar(delta, lr))
+        return updated, moment_1, moment_2
