@@ -100,6 +100,38 @@ def test_work_is_batched_until_a_read():
     assert rt._pending == 0
 
 
+def test_launches_encode_natively_and_the_same_through_wgpu_py_methods(monkeypatch):
+    rt = Wgpu.runtime()
+    a = np.arange(-6, 6, dtype=np.float32).reshape(3, 4)
+
+    def compute():
+        x = t(a)
+        # A negative info word (the index offset of a flip) and a strided (permuted) operand.
+        return ((x.flip([0]).swap_dims(0, 1) * 2.0 - 1.0).abs()).to_data().array
+
+    expected = np.abs(np.flip(a, 0).T * 2.0 - 1.0)
+    assert rt._native is not None  # this wgpu-py exposes wgpu-native's functions
+    rt.flush()
+    x = t(a) + 1.0
+    assert rt._pass_native is not None and rt._pass_objects  # recorded natively, groups kept
+    x.to_data()
+    assert not rt._pass_objects  # released once submitted
+    np.testing.assert_array_equal(compute(), expected)
+    monkeypatch.setattr(rt, "_native", None)
+    np.testing.assert_array_equal(compute(), expected)
+    assert rt._pass_native is None
+
+
+def test_info_words_wrap_to_32_bits_like_the_kernels_read_them():
+    rt = Wgpu.runtime()
+    rt.flush()
+    for words in ([7, -1, 2**31], np.array([7, -1, 2**31], np.int64)):
+        start, window = rt._arena_slice(words)
+        got = rt._arena_words[start // 4 : start // 4 + 3]
+        assert got.tolist() == [7, 2**32 - 1, 2**31] and window >= 12
+    rt.flush()
+
+
 def test_pipelines_are_shared_across_shapes_and_ranks():
     rt = Wgpu.runtime()
     (t(np.ones(3)) * 2.0).to_data()

@@ -42,14 +42,23 @@ class Node:
         self.kind = kind
         self.arg = arg
         self.inputs = inputs
-        self.shape = tuple(shape)
+        self.shape = shape if shape.__class__ is tuple else tuple(shape)
         self.dtype = dtype
         self.device = device
-        # An upper bound on the ops this node inlines (shared inputs count twice): the
-        # stream flushes before a node grows past its limit.
-        self.cost = 0 if kind == "leaf" else 1 + sum(i.cost for i in inputs)
-        # An upper bound on the primitives it reads (a kernel can bind only so many).
-        self.reads = 1 if kind == "leaf" else sum(i.reads for i in inputs)
+        # `cost`: an upper bound on the ops this node inlines (shared inputs count twice): the
+        # stream flushes before a node grows past its limit. `reads`: an upper bound on the
+        # primitives it reads (a kernel can bind only so many). Plain loops: this runs for
+        # every recorded op.
+        if kind == "leaf":
+            self.cost = 0
+            self.reads = 1
+        else:
+            cost, reads = 1, 0
+            for i in inputs:
+                cost += i.cost
+                reads += i.reads
+            self.cost = cost
+            self.reads = reads
 
     @property
     def op(self) -> str | None:

@@ -53,6 +53,9 @@ class Stream:
         self._pending: list[weakref.ref] = []
         self._lock = threading.RLock()
         self._max_inputs: dict[Any, int] = {}
+        # The last device asked and its limit (one device is the common case: no hashing).
+        self._limit_device: Any = None
+        self._limit = 0
 
     def record(self, handle: Any) -> None:
         """Remember a handle whose value is a recorded node."""
@@ -62,14 +65,22 @@ class Stream:
             if len(self._pending) >= MAX_PENDING:
                 self.flush()
 
-    def too_big(self, inputs: tuple[Node, ...]) -> bool:
-        """Whether a node over `inputs` would inline too much: flush first, then record."""
-        if 1 + sum(i.cost for i in inputs) > MAX_COST:
+    def too_big(self, node: Node) -> bool:
+        """Whether `node` (not yet recorded) inlines too much: flush first, then record it.
+
+        Its own bounds decide at once in nearly every case; only when its upper bound on reads
+        is past the fuser's limit are the distinct primitives counted."""
+        if node.cost > MAX_COST:
             return True
-        limit = self._inputs_limit(inputs[0].device)
-        if sum(i.reads for i in inputs) + 1 <= limit:
+        device = node.device
+        if device is self._limit_device:
+            limit = self._limit
+        else:
+            limit = self._inputs_limit(device)
+            self._limit_device, self._limit = device, limit
+        if node.reads + 1 <= limit:
             return False
-        return leaf_count(list(inputs)) + 1 > limit
+        return leaf_count(list(node.inputs)) + 1 > limit
 
     def _inputs_limit(self, device: Any) -> int:
         limit = self._max_inputs.get(device)
