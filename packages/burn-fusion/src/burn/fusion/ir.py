@@ -73,15 +73,8 @@ class Node:
         return f"Node({self.kind}, {self.op or ''}, shape={list(self.shape)}, {self.dtype.value})"
 
 
-def _arg_key(node: Node) -> Hashable:
-    """The part of a node's argument that changes the generated code (never a value)."""
-    if node.kind == "scalar":
-        return node.arg[0]
-    if node.kind == "cast":
-        return node.arg.value
-    if node.kind in ("unary", "binary"):
-        return node.arg
-    return None
+# Kinds whose whole `arg` shapes the code: an op name, or a cast's target dtype.
+_ARG_IS_KEY = frozenset({"unary", "binary", "cast"})
 
 
 class Segment:
@@ -106,46 +99,63 @@ class Segment:
         self.leaves: list[Node] = []
         self.params: list[Any] = []
         self.index: dict[int, int] = {}
-        leaf_of: dict[int, int] = {}  # id(primitive) -> position of its first leaf node
-        for out in outputs:
-            self._visit(out, leaf_of)
+        entries = self._walk(outputs, layout_key)
         self.outputs = [self.index[id(o)] for o in outputs]
-        sig: list[Hashable] = [self.shape, tuple(self.outputs)]
-        for node in self.nodes:
-            if node.kind == "leaf":
-                sig.append(("leaf", node.dtype.value, node.shape, layout_key(node.arg, self.shape)))
-                continue
-            inputs = tuple(self.index[id(i)] for i in node.inputs)
-            sig.append((node.kind, _arg_key(node), inputs, node.shape, node.dtype.value))
-        self.signature = tuple(sig)
+        self.signature = (self.shape, tuple(self.outputs), *entries)
 
-    def _visit(self, root: Node, leaf_of: dict[int, int]) -> None:
-        """Add `root` and its inputs (depth first, without recursion) in topological order."""
-        stack: list[tuple[Node, bool]] = [(root, False)]
-        while stack:
-            node, expanded = stack.pop()
-            if id(node) in self.index:
-                continue
-            if node.kind == "leaf":
-                seen = leaf_of.get(id(node.arg))
-                if seen is not None and self.nodes[seen].shape == node.shape:
-                    self.index[id(node)] = seen
+    def _walk(self, outputs: list[Node], layout_key) -> list[Hashable]:
+        """Add the outputs and their inputs (depth first, without recursion) in topological
+        order; returns each node's part of the signature, in that order.
+
+        One pass does both: a flush builds a segment per kernel of every traced step (the
+        plan lookup needs the signature), so this walk is part of every step's host cost."""
+        shape = self.shape
+        index = self.index
+        nodes = self.nodes
+        leaves = self.leaves
+        params = self.params
+        entries: list[Hashable] = []
+        leaf_of: dict[int, int] = {}  # id(primitive) -> position of its first leaf node
+        for root in outputs:
+            stack = [root]
+            while stack:
+                node = stack[-1]
+                if id(node) in index:
+                    stack.pop()
                     continue
-                leaf_of[id(node.arg)] = len(self.nodes)
-                self.index[id(node)] = len(self.nodes)
-                self.nodes.append(node)
-                self.leaves.append(node)
-                continue
-            if not expanded:
-                stack.append((node, True))
-                stack.extend((i, False) for i in reversed(node.inputs) if id(i) not in self.index)
-                continue
-            self.index[id(node)] = len(self.nodes)
-            self.nodes.append(node)
-            if node.kind == "const":
-                self.params.append(node.arg)
-            elif node.kind == "scalar":
-                self.params.append(node.arg[1])
+                kind = node.kind
+                if kind == "leaf":
+                    stack.pop()
+                    seen = leaf_of.get(id(node.arg))
+                    if seen is not None and nodes[seen].shape == node.shape:
+                        index[id(node)] = seen
+                        continue
+                    leaf_of[id(node.arg)] = index[id(node)] = len(nodes)
+                    nodes.append(node)
+                    leaves.append(node)
+                    entries.append(("leaf", node.dtype, node.shape, layout_key(node.arg, shape)))
+                    continue
+                waiting = [i for i in node.inputs if id(i) not in index]
+                if waiting:
+                    waiting.reverse()  # the first input is walked first
+                    stack.extend(waiting)
+                    continue
+                stack.pop()
+                index[id(node)] = len(nodes)
+                nodes.append(node)
+                arg = node.arg
+                if kind == "scalar":
+                    params.append(arg[1])
+                    arg_key = arg[0]
+                elif kind in _ARG_IS_KEY:
+                    arg_key = arg
+                else:
+                    if kind == "const":
+                        params.append(arg)
+                    arg_key = None
+                inputs = tuple([index[id(i)] for i in node.inputs])
+                entries.append((kind, arg_key, inputs, node.shape, node.dtype))
+        return entries
 
     def position(self, node: Node) -> int:
         """Where `node` sits in `nodes`."""

@@ -46,12 +46,27 @@ class WgpuTensor:
         self.rt = rt
         self.host = host
 
+    @classmethod
+    def contiguous(cls, handle: Handle, shape: tuple[int, ...], dtype: DType, device, rt):
+        """A contiguous tensor at offset 0 of `handle`; `shape` must be a tuple of ints (it is
+        not converted: every kernel's result is made here)."""
+        t = cls.__new__(cls)
+        t.handle = handle
+        t.shape = shape
+        t.strides = _row_major(shape)
+        t.offset = 0
+        t.dtype = dtype
+        t.device = device
+        t.rt = rt
+        t.host = None
+        return t
+
     @property
     def numel(self) -> int:
         return math.prod(self.shape)
 
     def is_contiguous(self) -> bool:
-        if self.strides == row_major(self.shape):
+        if self.strides == _row_major(self.shape):
             return True
         return all(
             n == 1 or s == e
