@@ -135,10 +135,15 @@ class Segment:
                     leaves.append(node)
                     entries.append(("leaf", node.dtype, node.shape, layout_key(node.arg, shape)))
                     continue
-                waiting = [i for i in node.inputs if id(i) not in index]
+                inputs = node.inputs
+                # Inputs not placed yet go on the stack, the first input on top; the node is
+                # placed when it is on top again with all of them placed.
+                waiting = False
+                for i in reversed(inputs):
+                    if id(i) not in index:
+                        stack.append(i)
+                        waiting = True
                 if waiting:
-                    waiting.reverse()  # the first input is walked first
-                    stack.extend(waiting)
                     continue
                 stack.pop()
                 index[id(node)] = len(nodes)
@@ -153,8 +158,13 @@ class Segment:
                     if kind == "const":
                         params.append(arg)
                     arg_key = None
-                inputs = tuple([index[id(i)] for i in node.inputs])
-                entries.append((kind, arg_key, inputs, node.shape, node.dtype))
+                if len(inputs) == 1:
+                    positions: tuple[int, ...] = (index[id(inputs[0])],)
+                elif len(inputs) == 2:
+                    positions = (index[id(inputs[0])], index[id(inputs[1])])
+                else:
+                    positions = tuple([index[id(i)] for i in inputs])
+                entries.append((kind, arg_key, positions, node.shape, node.dtype))
         return entries
 
     def position(self, node: Node) -> int:

@@ -110,7 +110,11 @@ class Stream:
 
     def _chunks(self, handles: list[Any], limit: int) -> list[list[Any]]:
         """Handles split so that each chunk's kernel binds at most `limit` primitives."""
-        if leaf_count([h.node for h in handles]) + len(handles) <= limit:
+        nodes = [h.node for h in handles]
+        # The nodes' upper bounds on reads settle most groups without a walk.
+        if sum([n.reads for n in nodes]) + len(handles) <= limit:
+            return [handles]
+        if leaf_count(nodes) + len(handles) <= limit:
             return [handles]
         chunks: list[list[Any]] = [[]]
         for handle in handles:
