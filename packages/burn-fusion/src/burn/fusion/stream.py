@@ -72,20 +72,19 @@ class Stream:
         is past the fuser's limit are the distinct primitives counted."""
         if node.cost > MAX_COST:
             return True
-        device = node.device
-        if device is self._limit_device:
-            limit = self._limit
-        else:
-            limit = self._inputs_limit(device)
-            self._limit_device, self._limit = device, limit
+        limit = self._inputs_limit(node.device)
         if node.reads + 1 <= limit:
             return False
         return leaf_count(list(node.inputs)) + 1 > limit
 
     def _inputs_limit(self, device: Any) -> int:
+        """The fuser's bound on a kernel's inputs on `device` (asked once per device)."""
+        if device is self._limit_device:
+            return self._limit
         limit = self._max_inputs.get(device)
         if limit is None:
             limit = self._max_inputs[device] = max(2, int(self.fuser.max_inputs(device)))
+        self._limit_device, self._limit = device, limit
         return limit
 
     def flush(self) -> None:
@@ -96,12 +95,28 @@ class Stream:
             if not live:
                 return
             self.stats.flushes += 1
+            # Grouped by shape and device; devices by position in `devices` (one device is the
+            # common case, found by identity without hashing it).
             groups: dict[tuple, list[Any]] = {}
+            devices: list[Any] = []
             for handle in live:
-                groups.setdefault((handle.node.shape, handle.node.device), []).append(handle)
+                node = handle.node
+                device = node.device
+                if devices and device is devices[-1]:
+                    slot = len(devices) - 1
+                else:
+                    slot = next((k for k, d in enumerate(devices) if d == device), len(devices))
+                    if slot == len(devices):
+                        devices.append(device)
+                key = (node.shape, slot)
+                group = groups.get(key)
+                if group is None:
+                    groups[key] = [handle]
+                else:
+                    group.append(handle)
             try:
-                for (_, device), handles in groups.items():
-                    for chunk in self._chunks(handles, self._inputs_limit(device)):
+                for (_, slot), handles in groups.items():
+                    for chunk in self._chunks(handles, self._inputs_limit(devices[slot])):
                         self._run(chunk)
             except BaseException:
                 # What did not run stays pending, so a later read tries again (and raises again).
