@@ -122,6 +122,14 @@ def test_launches_encode_natively_and_the_same_through_wgpu_py_methods(monkeypat
     assert rt._pass_native is None
 
 
+def test_dynamic_offsets_are_made_once_per_value():
+    calls = Wgpu.runtime()._native
+    cell = calls.offset(512)
+    assert calls.offset(512) is cell and cell[0] == 512  # a hit: the same cell
+    other = calls.offset(768)
+    assert other is not cell and other[0] == 768  # another value: another cell
+
+
 def test_info_words_wrap_to_32_bits_like_the_kernels_read_them():
     rt = Wgpu.runtime()
     rt.flush()

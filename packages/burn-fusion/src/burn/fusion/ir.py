@@ -34,7 +34,7 @@ KINDS = frozenset({"leaf", "const", "unary", "binary", "scalar", "cast", "where"
 class Node:
     """One recorded elementwise op (or a leaf) and the shape and dtype it produces."""
 
-    __slots__ = ("kind", "arg", "inputs", "shape", "dtype", "device", "cost", "reads")
+    __slots__ = ("kind", "arg", "inputs", "shape", "dtype", "device", "cost", "reads", "leaf_ids")
 
     def __init__(
         self, kind: str, arg: Any, inputs: tuple[Node, ...], shape, dtype: DType, device
@@ -45,6 +45,7 @@ class Node:
         self.shape = shape if shape.__class__ is tuple else tuple(shape)
         self.dtype = dtype
         self.device = device
+        self.leaf_ids: frozenset[int] | None = None  # see `leaf_ids`: set when first asked
         # `cost`: an upper bound on the ops this node inlines (shared inputs count twice): the
         # stream flushes before a node grows past its limit. `reads`: an upper bound on the
         # primitives it reads (a kernel can bind only so many). Plain loops: this runs for
@@ -174,6 +175,33 @@ class Segment:
     def __repr__(self) -> str:
         ops = [n.op or n.kind for n in self.nodes if n.kind != "leaf"]
         return f"Segment(shape={list(self.shape)}, ops={ops}, outputs={len(self.outputs)})"
+
+
+def leaf_ids(node: Node) -> frozenset[int]:
+    """The ids of the distinct primitives `node` reads, remembered on every node on the way.
+
+    A chain that reads a few tensors again and again (`y = y * x` in a loop) outgrows the
+    upper bound on reads long before it binds too many primitives; the stream then counts
+    them at every new node, which is one union of the inputs' remembered sets instead of a
+    walk of the whole chain (quadratic in its length)."""
+    if node.leaf_ids is not None:
+        return node.leaf_ids
+    stack = [node]
+    while stack:
+        top = stack[-1]
+        if top.leaf_ids is not None:
+            stack.pop()
+        elif top.kind == "leaf":
+            top.leaf_ids = frozenset((id(top.arg),))
+            stack.pop()
+        else:
+            waiting = [i for i in top.inputs if i.leaf_ids is None]
+            if waiting:
+                stack.extend(waiting)
+            else:
+                top.leaf_ids = frozenset().union(*[i.leaf_ids for i in top.inputs])
+                stack.pop()
+    return node.leaf_ids  # type: ignore[return-value]
 
 
 def leaf_count(nodes: list[Node]) -> int:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from burn.fusion.contract import FusionBackend
-from burn.fusion.ir import Node, Segment, leaf_count
+from burn.fusion.ir import Node, Segment, leaf_count, leaf_ids
 
 # A node inlining more ops than this flushes the stream first (kernels stay small to compile).
 MAX_COST = 48
@@ -75,7 +75,7 @@ class Stream:
         limit = self._inputs_limit(node.device)
         if node.reads + 1 <= limit:
             return False
-        return leaf_count(list(node.inputs)) + 1 > limit
+        return len(frozenset().union(*[leaf_ids(i) for i in node.inputs])) + 1 > limit
 
     def _inputs_limit(self, device: Any) -> int:
         """The fuser's bound on a kernel's inputs on `device` (asked once per device)."""
