@@ -79,12 +79,13 @@ def _inner_device(device):
 class FusionTensor:
     """A handle: a concrete inner primitive (`value`) or a recorded node (`node`)."""
 
-    __slots__ = ("value", "node", "shape", "dtype", "device", "__weakref__")
+    __slots__ = ("value", "node", "leaf", "shape", "dtype", "device", "__weakref__")
 
     def __init__(self, value, node: Node | None, shape, dtype: DType, device):
         self.value = value
         self.node = node
-        self.shape = tuple(shape)
+        self.leaf: Node | None = None  # the leaf node reading `value`, made when first used
+        self.shape = shape if shape.__class__ is tuple else tuple(shape)
         self.dtype = dtype
         self.device = device
 
@@ -232,9 +233,17 @@ class FusedBackend(Backend):
         return self._wrap(out) if out is not None else None
 
     def _node(self, handle: FusionTensor) -> Node:
-        if handle.node is not None:
-            return handle.node
-        return Node("leaf", handle.value, (), handle.shape, handle.dtype, handle.device)
+        """The node standing for `handle` in a new node's inputs: its recorded node, or the
+        leaf reading its value (one per handle, however often it is read)."""
+        node = handle.node
+        if node is not None:
+            return node
+        leaf = handle.leaf
+        if leaf is None:
+            leaf = handle.leaf = Node(
+                "leaf", handle.value, (), handle.shape, handle.dtype, handle.device
+            )
+        return leaf
 
     def _record(self, kind: str, arg, handles: tuple[FusionTensor, ...], shape, dtype):
         """A pending handle for a new node over `handles`, or None when the fuser declines.

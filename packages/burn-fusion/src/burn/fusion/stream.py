@@ -72,7 +72,8 @@ class Stream:
         is past the fuser's limit are the distinct primitives counted."""
         if node.cost > MAX_COST:
             return True
-        limit = self._inputs_limit(node.device)
+        device = node.device
+        limit = self._limit if device is self._limit_device else self._inputs_limit(device)
         if node.reads + 1 <= limit:
             return False
         return len(frozenset().union(*[leaf_ids(i) for i in node.inputs])) + 1 > limit
