@@ -31,10 +31,14 @@ ITEMSIZE = {dtype: np.dtype(host).itemsize for dtype, host in HOST.items()}
 HOST_COPY_LIMIT = 1 << 16  # keep host values of small uploads (index checks, cheap reads)
 
 
+_F32 = struct.Struct("<f")
+_U32 = struct.Struct("<I")
+
+
 def scalar_bits(value, dtype: DType) -> int:
     """The info word holding a Python scalar for a kernel of `dtype`."""
     if dtype.is_float:
-        return struct.unpack("<I", struct.pack("<f", float(value)))[0]
+        return _U32.unpack(_F32.pack(float(value)))[0]
     if dtype is DType.BOOL:
         return int(bool(value))
     v = float(value)

@@ -83,11 +83,13 @@ class WgpuTensor:
 
 def block(t: WgpuTensor, shape) -> list[int]:
     """The info block `[contiguous flag, offset, strides...]` reading `t` broadcast to `shape`."""
+    shape = tuple(shape)
+    if t.shape == shape:  # nothing broadcast (the common case, and the cheap one)
+        return [int(t.is_contiguous()), t.offset, *t.strides]
     strides = [
         0 if n == 1 and m != 1 else s for n, m, s in zip(t.shape, shape, t.strides, strict=True)
     ]
-    flag = int(tuple(t.shape) == tuple(shape) and t.is_contiguous())
-    return [flag, t.offset, *strides]
+    return [0, t.offset, *strides]
 
 
 def broadcast_shape(*shapes) -> tuple[int, ...]:
