@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from burn.tensor import DType, DTypeError, Tensor, TensorData
 from burn.wgpu import Wgpu, WgpuDevice, autotune
+from burn.wgpu import kernels as K
 from burn.wgpu.pool import BufferPool, size_class
 
 
@@ -118,8 +119,27 @@ def test_launches_encode_natively_and_the_same_through_wgpu_py_methods(monkeypat
     assert not rt._pass_objects  # released once submitted
     np.testing.assert_array_equal(compute(), expected)
     monkeypatch.setattr(rt, "_native", None)
+    monkeypatch.setattr(rt, "_bind_group_maker", None)
+    monkeypatch.setattr(rt, "_groups", {})  # made again, through wgpu-py's own methods
+    created = rt.bind_groups_created
     np.testing.assert_array_equal(compute(), expected)
-    assert rt._pass_native is None
+    assert rt._pass_native is None and rt.bind_groups_created > created
+
+
+def test_bind_groups_made_directly_are_checked_like_wgpu_pys():
+    import wgpu
+
+    rt = Wgpu.runtime()
+    maker = rt._bind_group_maker
+    assert maker is not None  # this wgpu-py's internals are the expected ones
+    _, bgl = rt.pipeline(K.copy(DType.F32, DType.F32), ("r", "rw"))
+    buffer = rt.alloc(1024).buffer
+    group = maker.create(
+        rt.device, bgl, [(1, buffer, 1024), (2, buffer, 1024), (0, rt._arena, 256)]
+    )
+    assert isinstance(group, wgpu.GPUBindGroup)
+    with pytest.raises(wgpu.GPUValidationError):
+        maker.create(rt.device, bgl, [(1, buffer, 1024)])  # bindings missing
 
 
 def test_dynamic_offsets_are_made_once_per_value():

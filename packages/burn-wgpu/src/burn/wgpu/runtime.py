@@ -28,7 +28,7 @@ from burn.tensor.errors import OutOfRangeError
 from burn.wgpu.adapters import select_adapter
 from burn.wgpu.device import WgpuDevice
 from burn.wgpu.kernels.indexing import GATHER_ERROR, SCATTER_ERROR
-from burn.wgpu.native import pass_calls
+from burn.wgpu.native import bind_group_maker, pass_calls
 from burn.wgpu.pool import MIN_BUFFER, STORAGE_USAGE, BufferPool, Handle
 
 import wgpu
@@ -89,6 +89,7 @@ class Runtime:
         self._pass = None
         self._pass_pipeline = None
         self._native = pass_calls()
+        self._bind_group_maker = bind_group_maker()
         self._pass_native = None  # the open pass's native handle (None: use wgpu-py's methods)
         self._pass_objects: list = []  # bind groups the open pass uses, kept until submitted
         self._pending = 0
@@ -325,20 +326,25 @@ class Runtime:
     def _bind_group(self, key: tuple, bgl, buffers: list, window: int, info_last: bool):
         """Create (and cache under `key`) the bind group of `buffers` and the info window."""
         first = 0 if info_last else 1
-        entries = [
-            {"binding": i + first, "resource": {"buffer": b, "offset": 0, "size": b.size}}
-            for i, b in enumerate(buffers)
-        ]
-        entries.append(
-            {
-                "binding": len(buffers) if info_last else 0,
-                "resource": {"buffer": self._arena, "offset": 0, "size": window},
-            }
-        )
+        bound = [(i + first, b, b.size) for i, b in enumerate(buffers)]
+        bound.append((len(buffers) if info_last else 0, self._arena, window))
         if len(self._groups) >= MAX_BIND_GROUPS:
             self._groups.clear()
         self.bind_groups_created += 1
-        group = self._groups[key] = self.device.create_bind_group(layout=bgl, entries=entries)
+        group = None
+        maker = self._bind_group_maker
+        if maker is not None:
+            try:
+                group = maker.create(self.device, bgl, bound)
+            except (AttributeError, TypeError):  # this wgpu-py's structs differ: its own way
+                self._bind_group_maker = None
+        if group is None:
+            entries = [
+                {"binding": i, "resource": {"buffer": b, "offset": 0, "size": size}}
+                for i, b, size in bound
+            ]
+            group = self.device.create_bind_group(layout=bgl, entries=entries)
+        self._groups[key] = group
         return group
 
     def flush(self) -> None:
