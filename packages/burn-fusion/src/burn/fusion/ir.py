@@ -105,13 +105,11 @@ class Segment:
         self.signature = (self.shape, tuple(self.outputs), *entries)
 
     def _walk(self, outputs: list[Node], layout_key) -> list[Hashable]:
-        """Add the outputs and their inputs (depth first, inputs in order) in topological
+        """Add the outputs and their inputs (depth first, without recursion) in topological
         order; returns each node's part of the signature, in that order.
 
         One pass does both: a flush builds a segment per kernel of every traced step (the
-        plan lookup needs the signature), so this walk is part of every step's host cost. It
-        recurses: a recorded node is at most `MAX_COST` deep (the stream flushes before one
-        grows past it), far inside Python's recursion limit."""
+        plan lookup needs the signature), so this walk is part of every step's host cost."""
         shape = self.shape
         index = self.index
         nodes = self.nodes
@@ -119,47 +117,55 @@ class Segment:
         params = self.params
         entries: list[Hashable] = []
         leaf_of: dict[int, int] = {}  # id(primitive) -> position of its first leaf node
-
-        def place(node: Node) -> int:
-            position = index.get(id(node))
-            if position is not None:
-                return position
-            kind = node.kind
-            if kind == "leaf":
-                seen = leaf_of.get(id(node.arg))
-                if seen is not None and nodes[seen].shape == node.shape:
-                    index[id(node)] = seen
-                    return seen
-                position = leaf_of[id(node.arg)] = index[id(node)] = len(nodes)
-                nodes.append(node)
-                leaves.append(node)
-                entries.append(("leaf", node.dtype, node.shape, layout_key(node.arg, shape)))
-                return position
-            inputs = node.inputs
-            if len(inputs) == 1:
-                placed: tuple[int, ...] = (place(inputs[0]),)
-            elif len(inputs) == 2:
-                first = place(inputs[0])
-                placed = (first, place(inputs[1]))
-            else:
-                placed = tuple([place(i) for i in inputs])
-            position = index[id(node)] = len(nodes)
-            nodes.append(node)
-            arg = node.arg
-            if kind == "scalar":
-                params.append(arg[1])
-                arg_key = arg[0]
-            elif kind in _ARG_IS_KEY:
-                arg_key = arg
-            else:
-                if kind == "const":
-                    params.append(arg)
-                arg_key = None
-            entries.append((kind, arg_key, placed, node.shape, node.dtype))
-            return position
-
         for root in outputs:
-            place(root)
+            stack = [root]
+            while stack:
+                node = stack[-1]
+                if id(node) in index:
+                    stack.pop()
+                    continue
+                kind = node.kind
+                if kind == "leaf":
+                    stack.pop()
+                    seen = leaf_of.get(id(node.arg))
+                    if seen is not None and nodes[seen].shape == node.shape:
+                        index[id(node)] = seen
+                        continue
+                    leaf_of[id(node.arg)] = index[id(node)] = len(nodes)
+                    nodes.append(node)
+                    leaves.append(node)
+                    entries.append(("leaf", node.dtype, node.shape, layout_key(node.arg, shape)))
+                    continue
+                inputs = node.inputs
+                # Inputs not placed yet go on the stack, the first input on top; the node is
+                # placed when it is on top again with all of them placed.
+                waiting = False
+                for i in reversed(inputs):
+                    if id(i) not in index:
+                        stack.append(i)
+                        waiting = True
+                if waiting:
+                    continue
+                stack.pop()
+                index[id(node)] = len(nodes)
+                nodes.append(node)
+                arg = node.arg
+                if kind == "scalar":
+                    params.append(arg[1])
+                    arg_key = arg[0]
+                elif kind in _ARG_IS_KEY:
+                    arg_key = arg
+                else:
+                    if kind == "const":
+                        params.append(arg)
+                    arg_key = None
+                if len(inputs) == 1:
+                    positions: tuple[int, ...] = (index[id(inputs[0])],)
+                elif len(inputs) == 2:
+                    positions = (index[id(inputs[0])], index[id(inputs[1])])
+                else:
+                    positions = tuple([index[id(i)] for i in inputs])
+                entries.append((kind, arg_key, positions, node.shape, node.dtype))
         return entries
 
     def position(self, node: Node) -> int:
