@@ -263,13 +263,6 @@ def test_a_prologue_reduction_whose_length_the_four_lanes_do_not_divide(fused, r
     assert fused.stats.fused_reductions == 3
 
 
-def test_small_reductions_read_the_computed_chain(fused):
-    x = Tensor[fused, 2].from_data(np.arange(12, dtype=np.float32).reshape(3, 4), fused.device())
-    s = (x * 2.0).sum_dim(1)  # 3 outputs: too few threads, the chain is computed first
-    assert fused.stats.fused_reductions == 0
-    np.testing.assert_allclose(values(s), (np.arange(12).reshape(3, 4) * 2).sum(1, keepdims=True))
-
-
 def test_fused_steps_leave_no_reference_cycles(fused):
     # Buffers held only by a cycle would go back to the pool at the next collection instead
     # of at once (and each collection costs the step): recording, flushing, launching and a
@@ -295,3 +288,10 @@ def test_fused_steps_leave_no_reference_cycles(fused):
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+def test_small_reductions_read_the_computed_chain(fused):
+    x = Tensor[fused, 2].from_data(np.arange(12, dtype=np.float32).reshape(3, 4), fused.device())
+    s = (x * 2.0).sum_dim(1)  # 3 outputs: too few threads, the chain is computed first
+    assert fused.stats.fused_reductions == 0
+    np.testing.assert_allclose(values(s), (np.arange(12).reshape(3, 4) * 2).sum(1, keepdims=True))

@@ -46,21 +46,6 @@ class WgpuTensor:
         self.rt = rt
         self.host = host
 
-    @classmethod
-    def contiguous(cls, handle: Handle, shape: tuple[int, ...], dtype: DType, device, rt):
-        """A contiguous tensor at offset 0 of `handle`; `shape` must be a tuple of ints (it is
-        not converted: every kernel's result is made here)."""
-        t = cls.__new__(cls)
-        t.handle = handle
-        t.shape = shape
-        t.strides = _row_major(shape)
-        t.offset = 0
-        t.dtype = dtype
-        t.device = device
-        t.rt = rt
-        t.host = None
-        return t
-
     @property
     def numel(self) -> int:
         return math.prod(self.shape)
@@ -75,6 +60,21 @@ class WgpuTensor:
 
     def view(self, shape, strides, offset) -> WgpuTensor:
         return WgpuTensor(self.handle, shape, strides, offset, self.dtype, self.device, self.rt)
+
+    @classmethod
+    def contiguous(cls, handle: Handle, shape: tuple[int, ...], dtype: DType, device, rt):
+        """A contiguous tensor at offset 0 of `handle`; `shape` must be a tuple of ints (it is
+        not converted: every kernel's result is made here)."""
+        t = cls.__new__(cls)
+        t.handle = handle
+        t.shape = shape
+        t.strides = _row_major(shape)
+        t.offset = 0
+        t.dtype = dtype
+        t.device = device
+        t.rt = rt
+        t.host = None
+        return t
 
     def __repr__(self) -> str:
         shape, strides = list(self.shape), list(self.strides)
