@@ -109,7 +109,10 @@ class Segment:
         order; returns each node's part of the signature, in that order.
 
         One pass does both: a flush builds a segment per kernel of every traced step (the
-        plan lookup needs the signature), so this walk is part of every step's host cost."""
+        plan lookup needs the signature), so this walk is part of every step's host cost. An
+        explicit stack rather than a recursive inner function, which would refer to itself:
+        a reference cycle that keeps the segment's nodes, and the buffers their leaves hold,
+        alive until the next garbage collection."""
         shape = self.shape
         index = self.index
         nodes = self.nodes
