@@ -14,7 +14,7 @@ from burn.backend.ops import COMPARISON_OPS
 from burn.fusion import Fusion, FusionBackend, register_fusion_backend
 from burn.fusion.stream import MAX_COST
 from burn.ndarray.backend import NdArrayBackend
-from burn.tensor import Tensor
+from burn.tensor import Int, Tensor
 from burn.tensor import activation as act
 from burn.tensor.errors import BackendError
 
@@ -191,3 +191,77 @@ def test_a_failed_flush_leaves_its_values_pending(setup):
     assert y.primitive.is_pending
     fuser.execute = execute
     np.testing.assert_allclose(np.asarray(y.to_data().array), [2.0, 4.0])
+
+
+def test_support_is_asked_once_per_op_dtype_and_rank(setup):
+    backend, fuser = setup
+    asked = []
+    supports = fuser.supports
+    fuser.supports = lambda node: asked.append(node.kind) or supports(node)
+    for scale in (1.0, 2.0, 3.0):
+        (tensor(backend, [1.0, 2.0]) * scale).to_data()
+    assert len(asked) == 1  # the same op on the same dtype and rank: remembered
+    (tensor(backend, [1.0, 2.0, 3.0]) * 2.0).to_data()
+    assert len(asked) == 1  # another size of the same rank: remembered too
+    Tensor[backend, 2].from_data(np.ones((2, 2), np.float32), backend.device()) * 2.0
+    assert len(asked) == 2  # another rank: asked
+    Tensor[backend, 1, Int].from_data(np.array([1, 2]), backend.device()) * 2
+    assert len(asked) == 3  # another dtype: asked
+    tensor(backend, [1.0]) + 2.0
+    assert len(asked) == 4  # another op: asked
+
+
+def test_plans_miss_on_another_dtype(setup):
+    backend, fuser = setup
+    (tensor(backend, [1.0, 2.0]) * 2.0).neg().to_data()
+    (Tensor[backend, 1, Int].from_data(np.array([1, 2]), backend.device()) * 2).neg().to_data()
+    (tensor(backend, [3.0, 4.0]) * 5.0).neg().to_data()
+    assert backend.stats.compiles == 2 and backend.stats.replays == 1
+
+
+def test_a_chain_rereading_its_inputs_counts_them_without_walking_it_again(setup):
+    backend, fuser = setup
+    x, y = tensor(backend, [2.0]).primitive, tensor(backend, [1.0]).primitive
+    for _ in range(20):
+        y = backend.binary("mul", y, x)  # reads x once more: past this fuser's bound of 4
+    node = y.node
+    assert node is not None and node.reads > 4 and not fuser.executed  # one kernel, still
+    chain = []
+    while node.kind != "leaf":
+        chain.append(node)
+        node = node.inputs[0]
+    # Every node asked about remembers the primitives it reads (the last one is asked only
+    # when a further node is recorded over it).
+    assert all(n.leaf_ids is not None and len(n.leaf_ids) == 2 for n in chain[1:])
+    assert chain[0].leaf_ids is None
+    np.testing.assert_allclose(np.asarray(backend.into_data(y).array), [2.0**20])
+    assert len(fuser.executed) == 1
+    # A chain over more distinct primitives than a kernel binds is cut: the count misses.
+    parts = [tensor(backend, [float(i)]).primitive for i in range(6)]
+    total = parts[0]
+    for p in parts[1:]:
+        total = backend.binary("add", total, p)
+    np.testing.assert_allclose(np.asarray(backend.into_data(total).array), [15.0])
+    assert len(fuser.executed) == 4  # the product, then the sum cut in three
+    assert all(len(s.leaves) + len(s.outputs) <= 4 for s in fuser.executed)
+
+
+def test_recording_and_flushing_leave_no_reference_cycles(setup):
+    # Values held only by a cycle are freed by the cycle collector, not at once: a backend's
+    # buffers would go back to its pool late, and every collection would cost the step.
+    import gc
+
+    backend, fuser = setup
+    x = tensor(backend, [1.0, -2.0, 3.0])
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(3):
+            y = ((x * 2.0).abs() + 1.0).exp()
+            kept = y * 3.0
+            backend.flush()
+            assert not kept.primitive.is_pending
+            del y, kept
+        assert gc.collect() == 0
+    finally:
+        gc.enable()

@@ -60,7 +60,7 @@ def test_a_captured_training_step_replays_to_the_same_values():
 def test_replay_through_wgpu_py_when_wgpu_native_is_not_reachable(monkeypatch):
     from burn.wgpu.fusion import replay
 
-    monkeypatch.setattr(replay, "_native_pass_calls", lambda: None)
+    monkeypatch.setattr(replay, "pass_calls", lambda: None)
     captured = capture(sgd_momentum_step)
     w, m, losses = run(captured, 6)
     w0, m0, losses0 = run(sgd_momentum_step, 6)

@@ -263,6 +263,33 @@ def test_a_prologue_reduction_whose_length_the_four_lanes_do_not_divide(fused, r
     assert fused.stats.fused_reductions == 3
 
 
+def test_fused_steps_leave_no_reference_cycles(fused):
+    # Buffers held only by a cycle would go back to the pool at the next collection instead
+    # of at once (and each collection costs the step): recording, flushing, launching and a
+    # fused reduction must free everything by reference counting alone.
+    import gc
+
+    rng = np.random.default_rng(0)
+    x = Tensor[fused, 2].from_data(rng.standard_normal((32, 64)).astype(np.float32), fused.device())
+    bias = Tensor[fused, 2].from_data(
+        rng.standard_normal((1, 64)).astype(np.float32), fused.device()
+    )
+    values(chain(x, bias, 0.5))  # plans compiled, pipelines and bind groups made
+    (x * 2.0).square().mean_dim(0).to_data()
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(3):
+            y = chain(x, bias, 0.5)
+            m = (y * 2.0).square().mean_dim(0)
+            fused.flush()  # no read: wgpu-py's mapped reads make a (small) cycle of their own
+            assert not y.primitive.is_pending and not m.primitive.is_pending
+            del y, m
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
+
+
 def test_small_reductions_read_the_computed_chain(fused):
     x = Tensor[fused, 2].from_data(np.arange(12, dtype=np.float32).reshape(3, 4), fused.device())
     s = (x * 2.0).sum_dim(1)  # 3 outputs: too few threads, the chain is computed first

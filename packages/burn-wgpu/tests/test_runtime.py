@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from burn.tensor import DType, DTypeError, Tensor, TensorData
 from burn.wgpu import Wgpu, WgpuDevice, autotune
+from burn.wgpu import kernels as K
 from burn.wgpu.pool import BufferPool, size_class
 
 
@@ -98,6 +99,65 @@ def test_work_is_batched_until_a_read():
     assert rt._pending == 10  # recorded, nothing submitted or waited for
     assert y.to_data().array[0, 0] == 11.0
     assert rt._pending == 0
+
+
+def test_launches_encode_natively_and_the_same_through_wgpu_py_methods(monkeypatch):
+    rt = Wgpu.runtime()
+    a = np.arange(-6, 6, dtype=np.float32).reshape(3, 4)
+
+    def compute():
+        x = t(a)
+        # A negative info word (the index offset of a flip) and a strided (permuted) operand.
+        return ((x.flip([0]).swap_dims(0, 1) * 2.0 - 1.0).abs()).to_data().array
+
+    expected = np.abs(np.flip(a, 0).T * 2.0 - 1.0)
+    assert rt._native is not None  # this wgpu-py exposes wgpu-native's functions
+    rt.flush()
+    x = t(a) + 1.0
+    assert rt._pass_native is not None and rt._pass_objects  # recorded natively, groups kept
+    x.to_data()
+    assert not rt._pass_objects  # released once submitted
+    np.testing.assert_array_equal(compute(), expected)
+    monkeypatch.setattr(rt, "_native", None)
+    monkeypatch.setattr(rt, "_bind_group_maker", None)
+    monkeypatch.setattr(rt, "_groups", {})  # made again, through wgpu-py's own methods
+    created = rt.bind_groups_created
+    np.testing.assert_array_equal(compute(), expected)
+    assert rt._pass_native is None and rt.bind_groups_created > created
+
+
+def test_bind_groups_made_directly_are_checked_like_wgpu_pys():
+    import wgpu
+
+    rt = Wgpu.runtime()
+    maker = rt._bind_group_maker
+    assert maker is not None  # this wgpu-py's internals are the expected ones
+    _, bgl = rt.pipeline(K.copy(DType.F32, DType.F32), ("r", "rw"))
+    buffer = rt.alloc(1024).buffer
+    group = maker.create(
+        rt.device, bgl, [(1, buffer, 1024), (2, buffer, 1024), (0, rt._arena, 256)]
+    )
+    assert isinstance(group, wgpu.GPUBindGroup)
+    with pytest.raises(wgpu.GPUValidationError):
+        maker.create(rt.device, bgl, [(1, buffer, 1024)])  # bindings missing
+
+
+def test_dynamic_offsets_are_made_once_per_value():
+    calls = Wgpu.runtime()._native
+    cell = calls.offset(512)
+    assert calls.offset(512) is cell and cell[0] == 512  # a hit: the same cell
+    other = calls.offset(768)
+    assert other is not cell and other[0] == 768  # another value: another cell
+
+
+def test_info_words_wrap_to_32_bits_like_the_kernels_read_them():
+    rt = Wgpu.runtime()
+    rt.flush()
+    for words in ([7, -1, 2**31], np.array([7, -1, 2**31], np.int64)):
+        start, window = rt._arena_slice(words)
+        got = rt._arena_words[start // 4 : start // 4 + 3]
+        assert got.tolist() == [7, 2**32 - 1, 2**31] and window >= 12
+    rt.flush()
 
 
 def test_pipelines_are_shared_across_shapes_and_ranks():

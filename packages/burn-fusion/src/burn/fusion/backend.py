@@ -23,6 +23,7 @@ Without a fuser (NdArray registers none) every op is forwarded, so `Fusion(B)` b
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -50,6 +51,9 @@ from burn.fusion.stream import FusionStats, Stream
 from burn.tensor import DType
 from burn.tensor.errors import BackendError
 
+# Node kinds whose `arg` is what support depends on (an op name, or the target dtype of a cast).
+_ARG_IS_OP = frozenset({"unary", "binary", "cast"})
+
 
 class FusionDevice(Device):
     """A device of the inner backend seen through `Fusion`: equal to it, building fused tensors."""
@@ -75,12 +79,13 @@ def _inner_device(device):
 class FusionTensor:
     """A handle: a concrete inner primitive (`value`) or a recorded node (`node`)."""
 
-    __slots__ = ("value", "node", "shape", "dtype", "device", "__weakref__")
+    __slots__ = ("value", "node", "leaf", "shape", "dtype", "device", "__weakref__")
 
     def __init__(self, value, node: Node | None, shape, dtype: DType, device):
         self.value = value
         self.node = node
-        self.shape = tuple(shape)
+        self.leaf: Node | None = None  # the leaf node reading `value`, made when first used
+        self.shape = shape if shape.__class__ is tuple else tuple(shape)
         self.dtype = dtype
         self.device = device
 
@@ -228,44 +233,60 @@ class FusedBackend(Backend):
         return self._wrap(out) if out is not None else None
 
     def _node(self, handle: FusionTensor) -> Node:
-        if handle.node is not None:
-            return handle.node
-        return Node("leaf", handle.value, (), handle.shape, handle.dtype, handle.device)
+        """The node standing for `handle` in a new node's inputs: its recorded node, or the
+        leaf reading its value (one per handle, however often it is read)."""
+        node = handle.node
+        if node is not None:
+            return node
+        leaf = handle.leaf
+        if leaf is None:
+            leaf = handle.leaf = Node(
+                "leaf", handle.value, (), handle.shape, handle.dtype, handle.device
+            )
+        return leaf
 
     def _record(self, kind: str, arg, handles: tuple[FusionTensor, ...], shape, dtype):
-        """A pending handle for a new node over `handles`, or None when the fuser declines."""
-        inputs = tuple(self._node(h) for h in handles)
-        device = inputs[0].device if inputs else arg[1]
-        node = Node(kind, arg if inputs else arg[0], inputs, shape, dtype, device)
-        if not self._supported(node):
+        """A pending handle for a new node over `handles`, or None when the fuser declines.
+
+        Every recorded op of a traced step comes through here, so the common path is kept
+        short: support is looked up by op and dtypes (`_supported`), and the size limits are
+        read from the new node's own bounds (`Stream.too_big`)."""
+        if not self._supported(kind, arg, handles, shape, dtype):
             return None
         stream = self.stream
-        if inputs and stream.too_big(inputs):  # type: ignore[union-attr]
-            stream.flush()  # type: ignore[union-attr]
-            inputs = tuple(self._node(h) for h in handles)
-            node = Node(kind, arg, inputs, shape, dtype, device)
-        handle = FusionTensor(None, node, shape, dtype, device)
+        if handles:
+            inputs = tuple([self._node(h) for h in handles])
+            node = Node(kind, arg, inputs, shape, dtype, inputs[0].device)
+            if stream.too_big(node):  # type: ignore[union-attr]
+                stream.flush()  # type: ignore[union-attr]
+                inputs = tuple([self._node(h) for h in handles])
+                node = Node(kind, arg, inputs, shape, dtype, node.device)
+        else:
+            node = Node(kind, arg[0], (), shape, dtype, arg[1])
+        handle = FusionTensor(None, node, shape, dtype, node.device)
         stream.record(handle)  # type: ignore[union-attr]
         return handle
 
-    def _supported(self, node: Node) -> bool:
+    def _supported(self, kind: str, arg, handles, shape, dtype: DType) -> bool:
         """The fuser's `supports`, remembered per op, dtypes and ranks (sizes asked anew only
         past 2^24 elements, where a fuser may refuse)."""
-        n = 1
-        for d in node.shape:
-            n *= d
-        if n > 1 << 24:
-            return self.fuser.supports(node)  # type: ignore[union-attr]
-        key = (
-            node.kind,
-            node.op if node.kind != "cast" else node.arg,
-            node.dtype,
-            len(node.shape),
-            tuple((i.dtype, len(i.shape)) for i in node.inputs),
-        )
-        known = self._support_cache.get(key)
+        # What of `arg` the answer may depend on: the op name or the target dtype, never a
+        # value (a scalar's or a constant's).
+        op = arg if kind in _ARG_IS_OP else arg[0] if kind == "scalar" else None
+        if len(handles) == 1:
+            h = handles[0]
+            key: tuple = (kind, op, dtype, len(shape), h.dtype, len(h.shape))
+        else:
+            key = (kind, op, dtype, len(shape), *[(h.dtype, len(h.shape)) for h in handles])
+        big = math.prod(shape) > 1 << 24
+        known = None if big else self._support_cache.get(key)
         if known is None:
-            known = self._support_cache[key] = bool(self.fuser.supports(node))  # type: ignore[union-attr]
+            inputs = tuple([self._node(h) for h in handles])
+            device = inputs[0].device if inputs else arg[1]
+            probe = Node(kind, arg if inputs else arg[0], inputs, shape, dtype, device)
+            known = bool(self.fuser.supports(probe))  # type: ignore[union-attr]
+            if not big:
+                self._support_cache[key] = known
         return known
 
     # ================================================================== metadata and data
@@ -282,7 +303,7 @@ class FusedBackend(Backend):
         return FusionDevice(device, self)
 
     def same_device(self, a: FusionTensor, b: FusionTensor) -> bool:
-        return a.device == b.device
+        return a.device is b.device or a.device == b.device
 
     def into_data(self, p: FusionTensor):
         return self._inner.into_data(self._value(p))
@@ -305,8 +326,8 @@ class FusedBackend(Backend):
         return self._forward("unary", (op, p), {})
 
     def binary(self, op: str, lhs: FusionTensor, rhs: FusionTensor):
-        if "binary" in self._recorded and lhs.device == rhs.device:
-            shape = _broadcast(lhs.shape, rhs.shape)
+        if "binary" in self._recorded and (lhs.device is rhs.device or lhs.device == rhs.device):
+            shape = lhs.shape if lhs.shape == rhs.shape else _broadcast(lhs.shape, rhs.shape)
             dtype = DType.BOOL if op in COMPARISON_OPS else lhs.dtype
             out = self._record("binary", op, (lhs, rhs), shape, dtype)
             if out is not None:

@@ -34,7 +34,7 @@ KINDS = frozenset({"leaf", "const", "unary", "binary", "scalar", "cast", "where"
 class Node:
     """One recorded elementwise op (or a leaf) and the shape and dtype it produces."""
 
-    __slots__ = ("kind", "arg", "inputs", "shape", "dtype", "device", "cost", "reads")
+    __slots__ = ("kind", "arg", "inputs", "shape", "dtype", "device", "cost", "reads", "leaf_ids")
 
     def __init__(
         self, kind: str, arg: Any, inputs: tuple[Node, ...], shape, dtype: DType, device
@@ -42,14 +42,24 @@ class Node:
         self.kind = kind
         self.arg = arg
         self.inputs = inputs
-        self.shape = tuple(shape)
+        self.shape = shape if shape.__class__ is tuple else tuple(shape)
         self.dtype = dtype
         self.device = device
-        # An upper bound on the ops this node inlines (shared inputs count twice): the
-        # stream flushes before a node grows past its limit.
-        self.cost = 0 if kind == "leaf" else 1 + sum(i.cost for i in inputs)
-        # An upper bound on the primitives it reads (a kernel can bind only so many).
-        self.reads = 1 if kind == "leaf" else sum(i.reads for i in inputs)
+        self.leaf_ids: frozenset[int] | None = None  # see `leaf_ids`: set when first asked
+        # `cost`: an upper bound on the ops this node inlines (shared inputs count twice): the
+        # stream flushes before a node grows past its limit. `reads`: an upper bound on the
+        # primitives it reads (a kernel can bind only so many). Plain loops: this runs for
+        # every recorded op.
+        if kind == "leaf":
+            self.cost = 0
+            self.reads = 1
+        else:
+            cost, reads = 1, 0
+            for i in inputs:
+                cost += i.cost
+                reads += i.reads
+            self.cost = cost
+            self.reads = reads
 
     @property
     def op(self) -> str | None:
@@ -64,15 +74,8 @@ class Node:
         return f"Node({self.kind}, {self.op or ''}, shape={list(self.shape)}, {self.dtype.value})"
 
 
-def _arg_key(node: Node) -> Hashable:
-    """The part of a node's argument that changes the generated code (never a value)."""
-    if node.kind == "scalar":
-        return node.arg[0]
-    if node.kind == "cast":
-        return node.arg.value
-    if node.kind in ("unary", "binary"):
-        return node.arg
-    return None
+# Kinds whose whole `arg` shapes the code: an op name, or a cast's target dtype.
+_ARG_IS_KEY = frozenset({"unary", "binary", "cast"})
 
 
 class Segment:
@@ -97,46 +100,76 @@ class Segment:
         self.leaves: list[Node] = []
         self.params: list[Any] = []
         self.index: dict[int, int] = {}
-        leaf_of: dict[int, int] = {}  # id(primitive) -> position of its first leaf node
-        for out in outputs:
-            self._visit(out, leaf_of)
+        entries = self._walk(outputs, layout_key)
         self.outputs = [self.index[id(o)] for o in outputs]
-        sig: list[Hashable] = [self.shape, tuple(self.outputs)]
-        for node in self.nodes:
-            if node.kind == "leaf":
-                sig.append(("leaf", node.dtype.value, node.shape, layout_key(node.arg, self.shape)))
-                continue
-            inputs = tuple(self.index[id(i)] for i in node.inputs)
-            sig.append((node.kind, _arg_key(node), inputs, node.shape, node.dtype.value))
-        self.signature = tuple(sig)
+        self.signature = (self.shape, tuple(self.outputs), *entries)
 
-    def _visit(self, root: Node, leaf_of: dict[int, int]) -> None:
-        """Add `root` and its inputs (depth first, without recursion) in topological order."""
-        stack: list[tuple[Node, bool]] = [(root, False)]
-        while stack:
-            node, expanded = stack.pop()
-            if id(node) in self.index:
-                continue
-            if node.kind == "leaf":
-                seen = leaf_of.get(id(node.arg))
-                if seen is not None and self.nodes[seen].shape == node.shape:
-                    self.index[id(node)] = seen
+    def _walk(self, outputs: list[Node], layout_key) -> list[Hashable]:
+        """Add the outputs and their inputs (depth first, without recursion) in topological
+        order; returns each node's part of the signature, in that order.
+
+        One pass does both: a flush builds a segment per kernel of every traced step (the
+        plan lookup needs the signature), so this walk is part of every step's host cost. An
+        explicit stack rather than a recursive inner function, which would refer to itself:
+        a reference cycle that keeps the segment's nodes, and the buffers their leaves hold,
+        alive until the next garbage collection."""
+        shape = self.shape
+        index = self.index
+        nodes = self.nodes
+        leaves = self.leaves
+        params = self.params
+        entries: list[Hashable] = []
+        leaf_of: dict[int, int] = {}  # id(primitive) -> position of its first leaf node
+        for root in outputs:
+            stack = [root]
+            while stack:
+                node = stack[-1]
+                if id(node) in index:
+                    stack.pop()
                     continue
-                leaf_of[id(node.arg)] = len(self.nodes)
-                self.index[id(node)] = len(self.nodes)
-                self.nodes.append(node)
-                self.leaves.append(node)
-                continue
-            if not expanded:
-                stack.append((node, True))
-                stack.extend((i, False) for i in reversed(node.inputs) if id(i) not in self.index)
-                continue
-            self.index[id(node)] = len(self.nodes)
-            self.nodes.append(node)
-            if node.kind == "const":
-                self.params.append(node.arg)
-            elif node.kind == "scalar":
-                self.params.append(node.arg[1])
+                kind = node.kind
+                if kind == "leaf":
+                    stack.pop()
+                    seen = leaf_of.get(id(node.arg))
+                    if seen is not None and nodes[seen].shape == node.shape:
+                        index[id(node)] = seen
+                        continue
+                    leaf_of[id(node.arg)] = index[id(node)] = len(nodes)
+                    nodes.append(node)
+                    leaves.append(node)
+                    entries.append(("leaf", node.dtype, node.shape, layout_key(node.arg, shape)))
+                    continue
+                inputs = node.inputs
+                # Inputs not placed yet go on the stack, the first input on top; the node is
+                # placed when it is on top again with all of them placed.
+                waiting = False
+                for i in reversed(inputs):
+                    if id(i) not in index:
+                        stack.append(i)
+                        waiting = True
+                if waiting:
+                    continue
+                stack.pop()
+                index[id(node)] = len(nodes)
+                nodes.append(node)
+                arg = node.arg
+                if kind == "scalar":
+                    params.append(arg[1])
+                    arg_key = arg[0]
+                elif kind in _ARG_IS_KEY:
+                    arg_key = arg
+                else:
+                    if kind == "const":
+                        params.append(arg)
+                    arg_key = None
+                if len(inputs) == 1:
+                    positions: tuple[int, ...] = (index[id(inputs[0])],)
+                elif len(inputs) == 2:
+                    positions = (index[id(inputs[0])], index[id(inputs[1])])
+                else:
+                    positions = tuple([index[id(i)] for i in inputs])
+                entries.append((kind, arg_key, positions, node.shape, node.dtype))
+        return entries
 
     def position(self, node: Node) -> int:
         """Where `node` sits in `nodes`."""
@@ -145,6 +178,33 @@ class Segment:
     def __repr__(self) -> str:
         ops = [n.op or n.kind for n in self.nodes if n.kind != "leaf"]
         return f"Segment(shape={list(self.shape)}, ops={ops}, outputs={len(self.outputs)})"
+
+
+def leaf_ids(node: Node) -> frozenset[int]:
+    """The ids of the distinct primitives `node` reads, remembered on every node on the way.
+
+    A chain that reads a few tensors again and again (`y = y * x` in a loop) outgrows the
+    upper bound on reads long before it binds too many primitives; the stream then counts
+    them at every new node, which is one union of the inputs' remembered sets instead of a
+    walk of the whole chain (quadratic in its length)."""
+    if node.leaf_ids is not None:
+        return node.leaf_ids
+    stack = [node]
+    while stack:
+        top = stack[-1]
+        if top.leaf_ids is not None:
+            stack.pop()
+        elif top.kind == "leaf":
+            top.leaf_ids = frozenset((id(top.arg),))
+            stack.pop()
+        else:
+            waiting = [i for i in top.inputs if i.leaf_ids is None]
+            if waiting:
+                stack.extend(waiting)
+            else:
+                top.leaf_ids = frozenset().union(*[i.leaf_ids for i in top.inputs])
+                stack.pop()
+    return node.leaf_ids  # type: ignore[return-value]
 
 
 def leaf_count(nodes: list[Node]) -> int:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from burn.fusion.contract import FusionBackend
-from burn.fusion.ir import Node, Segment, leaf_count
+from burn.fusion.ir import Node, Segment, leaf_count, leaf_ids
 
 # A node inlining more ops than this flushes the stream first (kernels stay small to compile).
 MAX_COST = 48
@@ -53,6 +53,9 @@ class Stream:
         self._pending: list[weakref.ref] = []
         self._lock = threading.RLock()
         self._max_inputs: dict[Any, int] = {}
+        # The last device asked and its limit (one device is the common case: no hashing).
+        self._limit_device: Any = None
+        self._limit = 0
 
     def record(self, handle: Any) -> None:
         """Remember a handle whose value is a recorded node."""
@@ -62,19 +65,27 @@ class Stream:
             if len(self._pending) >= MAX_PENDING:
                 self.flush()
 
-    def too_big(self, inputs: tuple[Node, ...]) -> bool:
-        """Whether a node over `inputs` would inline too much: flush first, then record."""
-        if 1 + sum(i.cost for i in inputs) > MAX_COST:
+    def too_big(self, node: Node) -> bool:
+        """Whether `node` (not yet recorded) inlines too much: flush first, then record it.
+
+        Its own bounds decide at once in nearly every case; only when its upper bound on reads
+        is past the fuser's limit are the distinct primitives counted."""
+        if node.cost > MAX_COST:
             return True
-        limit = self._inputs_limit(inputs[0].device)
-        if sum(i.reads for i in inputs) + 1 <= limit:
+        device = node.device
+        limit = self._limit if device is self._limit_device else self._inputs_limit(device)
+        if node.reads + 1 <= limit:
             return False
-        return leaf_count(list(inputs)) + 1 > limit
+        return len(frozenset().union(*[leaf_ids(i) for i in node.inputs])) + 1 > limit
 
     def _inputs_limit(self, device: Any) -> int:
+        """The fuser's bound on a kernel's inputs on `device` (asked once per device)."""
+        if device is self._limit_device:
+            return self._limit
         limit = self._max_inputs.get(device)
         if limit is None:
             limit = self._max_inputs[device] = max(2, int(self.fuser.max_inputs(device)))
+        self._limit_device, self._limit = device, limit
         return limit
 
     def flush(self) -> None:
@@ -85,12 +96,28 @@ class Stream:
             if not live:
                 return
             self.stats.flushes += 1
+            # Grouped by shape and device; devices by position in `devices` (one device is the
+            # common case, found by identity without hashing it).
             groups: dict[tuple, list[Any]] = {}
+            devices: list[Any] = []
             for handle in live:
-                groups.setdefault((handle.node.shape, handle.node.device), []).append(handle)
+                node = handle.node
+                device = node.device
+                if devices and device is devices[-1]:
+                    slot = len(devices) - 1
+                else:
+                    slot = next((k for k, d in enumerate(devices) if d == device), len(devices))
+                    if slot == len(devices):
+                        devices.append(device)
+                key = (node.shape, slot)
+                group = groups.get(key)
+                if group is None:
+                    groups[key] = [handle]
+                else:
+                    group.append(handle)
             try:
-                for (_, device), handles in groups.items():
-                    for chunk in self._chunks(handles, self._inputs_limit(device)):
+                for (_, slot), handles in groups.items():
+                    for chunk in self._chunks(handles, self._inputs_limit(devices[slot])):
                         self._run(chunk)
             except BaseException:
                 # What did not run stays pending, so a later read tries again (and raises again).
@@ -99,7 +126,11 @@ class Stream:
 
     def _chunks(self, handles: list[Any], limit: int) -> list[list[Any]]:
         """Handles split so that each chunk's kernel binds at most `limit` primitives."""
-        if leaf_count([h.node for h in handles]) + len(handles) <= limit:
+        nodes = [h.node for h in handles]
+        # The nodes' upper bounds on reads settle most groups without a walk.
+        if sum([n.reads for n in nodes]) + len(handles) <= limit:
+            return [handles]
+        if leaf_count(nodes) + len(handles) <= limit:
             return [handles]
         chunks: list[list[Any]] = [[]]
         for handle in handles:

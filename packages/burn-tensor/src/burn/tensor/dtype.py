@@ -27,6 +27,11 @@ class DType(enum.Enum):
     U8 = "u8"
     BOOL = "bool"
 
+    # Members are singletons that compare by identity, so hashing by identity is exact; it is
+    # also done in C, where Enum's own `__hash__` is a Python call, and dtypes are dict keys
+    # and set members on every op's path.
+    __hash__ = object.__hash__
+
     @property
     def numpy(self) -> np.dtype:
         """The numpy dtype that stores this element type."""

@@ -27,13 +27,18 @@ from burn.wgpu.runtime import Runtime, runtime_for
 BASE_DTYPES = frozenset({DType.F32, DType.I32, DType.BOOL})
 # How the host stores each dtype's buffer words.
 HOST = {DType.F32: np.float32, DType.F16: np.float16, DType.I32: np.int32, DType.BOOL: np.uint32}
+ITEMSIZE = {dtype: np.dtype(host).itemsize for dtype, host in HOST.items()}
 HOST_COPY_LIMIT = 1 << 16  # keep host values of small uploads (index checks, cheap reads)
+
+
+_F32 = struct.Struct("<f")
+_U32 = struct.Struct("<I")
 
 
 def scalar_bits(value, dtype: DType) -> int:
     """The info word holding a Python scalar for a kernel of `dtype`."""
     if dtype.is_float:
-        return struct.unpack("<I", struct.pack("<f", float(value)))[0]
+        return _U32.unpack(_F32.pack(float(value)))[0]
     if dtype is DType.BOOL:
         return int(bool(value))
     v = float(value)
@@ -128,9 +133,10 @@ class WgpuBackend(WgpuReduceOps, WgpuMatmulOps, WgpuModuleOps, Backend):
 
     # ------------------------------------------------------------------ helpers
     def _empty(self, shape, dtype: DType, device, rt: Runtime) -> WgpuTensor:
-        n = math.prod(shape)
-        handle = rt.alloc(n * np.dtype(HOST[dtype]).itemsize)
-        return WgpuTensor(handle, shape, row_major(shape), 0, dtype, device, rt)
+        """A new contiguous tensor (every kernel's result: kept cheap)."""
+        shape = tuple(map(int, shape))
+        handle = rt.alloc(math.prod(shape) * ITEMSIZE[dtype])
+        return WgpuTensor.contiguous(handle, shape, dtype, device, rt)
 
     def _like(self, t: WgpuTensor, shape, dtype: DType | None = None) -> WgpuTensor:
         return self._empty(shape, dtype or t.dtype, t.device, t.rt)

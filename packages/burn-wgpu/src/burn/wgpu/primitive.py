@@ -60,7 +60,7 @@ class WgpuTensor:
         return math.prod(self.shape)
 
     def is_contiguous(self) -> bool:
-        if self.strides == row_major(self.shape):
+        if self.strides == _row_major(self.shape):
             return True
         return all(
             n == 1 or s == e
@@ -70,6 +70,21 @@ class WgpuTensor:
     def view(self, shape, strides, offset) -> WgpuTensor:
         return WgpuTensor(self.handle, shape, strides, offset, self.dtype, self.device, self.rt)
 
+    @classmethod
+    def contiguous(cls, handle: Handle, shape: tuple[int, ...], dtype: DType, device, rt):
+        """A contiguous tensor at offset 0 of `handle`; `shape` must be a tuple of ints (it is
+        not converted: every kernel's result is made here)."""
+        t = cls.__new__(cls)
+        t.handle = handle
+        t.shape = shape
+        t.strides = _row_major(shape)
+        t.offset = 0
+        t.dtype = dtype
+        t.device = device
+        t.rt = rt
+        t.host = None
+        return t
+
     def __repr__(self) -> str:
         shape, strides = list(self.shape), list(self.strides)
         return f"WgpuTensor(shape={shape}, dtype={self.dtype.value}, strides={strides})"
@@ -77,11 +92,13 @@ class WgpuTensor:
 
 def block(t: WgpuTensor, shape) -> list[int]:
     """The info block `[contiguous flag, offset, strides...]` reading `t` broadcast to `shape`."""
+    shape = tuple(shape)
+    if t.shape == shape:  # nothing broadcast (the common case, and the cheap one)
+        return [int(t.is_contiguous()), t.offset, *t.strides]
     strides = [
         0 if n == 1 and m != 1 else s for n, m, s in zip(t.shape, shape, t.strides, strict=True)
     ]
-    flag = int(tuple(t.shape) == tuple(shape) and t.is_contiguous())
-    return [flag, t.offset, *strides]
+    return [0, t.offset, *strides]
 
 
 def broadcast_shape(*shapes) -> tuple[int, ...]:

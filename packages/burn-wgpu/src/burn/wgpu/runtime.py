@@ -28,6 +28,7 @@ from burn.tensor.errors import OutOfRangeError
 from burn.wgpu.adapters import select_adapter
 from burn.wgpu.device import WgpuDevice
 from burn.wgpu.kernels.indexing import GATHER_ERROR, SCATTER_ERROR
+from burn.wgpu.native import bind_group_maker, pass_calls
 from burn.wgpu.pool import MIN_BUFFER, STORAGE_USAGE, BufferPool, Handle
 
 import wgpu
@@ -87,6 +88,10 @@ class Runtime:
         self._encoder = None
         self._pass = None
         self._pass_pipeline = None
+        self._native = pass_calls()
+        self._bind_group_maker = bind_group_maker()
+        self._pass_native = None  # the open pass's native handle (None: use wgpu-py's methods)
+        self._pass_objects: list = []  # bind groups the open pass uses, kept until submitted
         self._pending = 0
         self._touched: set[int] = set()  # ids of the buffers the open batch reads or writes
         # One arena for the runtime's life: the queue orders its write before the batch that
@@ -213,19 +218,29 @@ class Runtime:
             self._pass.end()
             self._pass = None
 
-    def _arena_slice(self, words: np.ndarray) -> tuple[int, int]:
-        """Reserve room for `words` in the batch's info arena; (byte offset, window size).
+    def _arena_slice(self, words) -> tuple[int, int]:
+        """Reserve room for `words` (a list or array of ints) in the batch's info arena;
+        (byte offset, window size).
 
         The window (the bound size) is `INFO_WINDOW` bytes, or a larger power of two for long
         info lists, so that bind groups do not depend on how many words a launch has.
         """
-        nbytes = max(1, len(words)) * 4
+        count = len(words)
+        nbytes = (count or 1) * 4
         window = INFO_WINDOW if nbytes <= INFO_WINDOW else 1 << (nbytes - 1).bit_length()
-        start = (self._arena_used + self.align - 1) // self.align * self.align
+        align = self.align
+        start = (self._arena_used + align - 1) // align * align
         if start + window > ARENA_BYTES:
             self.flush()
             start = 0
-        self._arena_words[start // 4 : start // 4 + len(words)] = words
+        first = start >> 2
+        try:
+            # Plain non-negative ints go in as they are (the common case, and the cheap one).
+            self._arena_words[first : first + count] = words
+        except (OverflowError, ValueError, TypeError):
+            # Negative words (and numpy integers of other types) wrap to 32 bits.
+            wrapped = np.asarray(words, dtype=np.int64).astype(np.uint32)
+            self._arena_words[first : first + count] = wrapped
         self._arena_used = start + nbytes
         return start, window
 
@@ -247,14 +262,20 @@ class Runtime:
         With `info_last`, the info words are bound after the data buffers instead (the layout
         of custom kernels). With `checks_indices`, the runtime's error word is bound last
         (read-write) and checked at the next host read.
+
+        Launches are the host cost of every op, so the pass commands go straight to
+        wgpu-native's functions where they are available (`_PassCalls`): wgpu-py's wrappers
+        capture errors around each call, at several times the cost of the call, and a compute
+        pass reports its errors when its command buffer is finished anyway.
         """
         if checks_indices:
             access = (*access, "rw")
             handles = (*handles, self.error_word)
             self._index_checks = True
-        if isinstance(groups, int):
-            groups = (groups, 1, 1)
-        gx, gy, gz = (tuple(groups) + (1, 1))[:3]
+        if groups.__class__ is int:
+            gx, gy, gz = groups, 1, 1
+        else:
+            gx, gy, gz = (tuple(groups) + (1, 1))[:3]
         if gx == 0 or gy == 0 or gz == 0:
             return
         if gx > self.max_groups:
@@ -262,48 +283,69 @@ class Runtime:
             fold = -(-gx // self.max_groups)
             gx = -(-gx // fold)
             gy = gy * fold
-        info = np.asarray(info, dtype=np.int64).astype(np.uint32)
-        with self._lock:
+        if access.__class__ is not tuple:
             access = tuple(access)
+        with self._lock:
             pipe, bgl = self.pipeline(source, access, info_last)
             off, window = self._arena_slice(info)
-            arena = self._arena
             buffers = [h.buffer for h in handles]
-            key = (id(bgl), window, id(arena), *map(id, buffers))
+            ids = [id(b) for b in buffers]
+            key = (id(bgl), window, *ids)
             group = self._groups.get(key)
             if group is None:
-                first = 0 if info_last else 1
-                entries = [
-                    {"binding": i + first, "resource": {"buffer": b, "offset": 0, "size": b.size}}
-                    for i, b in enumerate(buffers)
-                ]
-                entries.append(
-                    {
-                        "binding": len(buffers) if info_last else 0,
-                        "resource": {"buffer": arena, "offset": 0, "size": window},
-                    }
-                )
-                if len(self._groups) >= MAX_BIND_GROUPS:
-                    self._groups.clear()
-                self.bind_groups_created += 1
-                group = self._groups[key] = self.device.create_bind_group(
-                    layout=bgl, entries=entries
-                )
-            if self._pass is None:
+                group = self._bind_group(key, bgl, buffers, window, info_last)
+            compute = self._pass
+            calls = self._native
+            if compute is None:
                 self._ensure_encoder()
-                self._pass = self._encoder.begin_compute_pass()
+                compute = self._pass = self._encoder.begin_compute_pass()
                 self._pass_pipeline = None
+                self._pass_native = None if calls is None else calls.handle(compute)
                 self._begin()
-            if pipe is not self._pass_pipeline:  # a pass keeps its pipeline between dispatches
-                self._pass.set_pipeline(pipe)
-                self._pass_pipeline = pipe
-            self._pass.set_bind_group(0, group, [off])
-            self._pass.dispatch_workgroups(gx, gy, gz)
-            self._touched.update(map(id, buffers))
+            native = self._pass_native
+            if native is not None:
+                if pipe is not self._pass_pipeline:  # a pass keeps its pipeline
+                    calls.set_pipeline(native, pipe._internal)
+                    self._pass_pipeline = pipe
+                calls.set_bind_group(native, 0, group._internal, 1, calls.offset(off))
+                calls.dispatch(native, gx, gy, gz)
+                # The Python objects must outlive the recorded pass: the cache may drop them.
+                self._pass_objects.append(group)
+            else:
+                if pipe is not self._pass_pipeline:
+                    compute.set_pipeline(pipe)
+                    self._pass_pipeline = pipe
+                compute.set_bind_group(0, group, [off])
+                compute.dispatch_workgroups(gx, gy, gz)
+            self._touched.update(ids)
             self._pending += 1
             self.launches += 1
             if self._pending >= MAX_BATCH:
                 self.flush()
+
+    def _bind_group(self, key: tuple, bgl, buffers: list, window: int, info_last: bool):
+        """Create (and cache under `key`) the bind group of `buffers` and the info window."""
+        first = 0 if info_last else 1
+        bound = [(i + first, b, b.size) for i, b in enumerate(buffers)]
+        bound.append((len(buffers) if info_last else 0, self._arena, window))
+        if len(self._groups) >= MAX_BIND_GROUPS:
+            self._groups.clear()
+        self.bind_groups_created += 1
+        group = None
+        maker = self._bind_group_maker
+        if maker is not None:
+            try:
+                group = maker.create(self.device, bgl, bound)
+            except (AttributeError, TypeError):  # this wgpu-py's structs differ: its own way
+                self._bind_group_maker = None
+        if group is None:
+            entries = [
+                {"binding": i, "resource": {"buffer": b, "offset": 0, "size": size}}
+                for i, b, size in bound
+            ]
+            group = self.device.create_bind_group(layout=bgl, entries=entries)
+        self._groups[key] = group
+        return group
 
     def flush(self) -> None:
         """Submit the recorded batch (does not wait for it)."""
@@ -318,6 +360,7 @@ class Runtime:
             self.queue.submit([self._encoder.finish()])
             self._encoder = None
             self._pending = 0
+            self._pass_objects.clear()
             # Submitted work is ordered before any later write, so the arena may be refilled,
             # uploads may use any buffer, and the pool may destroy what it holds too much.
             self._touched.clear()

@@ -101,23 +101,24 @@ class WgpuFusionBackend:
         n = math.prod(shape)
         lanes = 4 if plan.vec4 else 1
         words: list[int] = [n // lanes]
-        rt = device = None
-        for leaf, strided in zip(segment.leaves, plan.strided, strict=True):
+        leaves = segment.leaves
+        for leaf, strided in zip(leaves, plan.strided, strict=True):
             t: WgpuTensor = leaf.arg
-            rt, device = t.rt, t.device
             if strided:
                 words.extend(block(t, shape)[1:])
             else:
                 words.append(t.offset // lanes)
         for value, dtype in zip(segment.params, plan.param_dtypes, strict=True):
             words.append(scalar_bits(value, dtype))
-        if rt is None:
+        if leaves:
+            rt, device = leaves[-1].arg.rt, leaves[-1].arg.device
+        else:
             device = segment.nodes[segment.outputs[0]].device
             rt = Wgpu.runtime(device)
         outs = [Wgpu._empty(shape, dtype, device, rt) for dtype in plan.out_dtypes]
-        handles = [leaf.arg.handle for leaf in segment.leaves] + [o.handle for o in outs]
-        threads = n // lanes
-        rt.launch(plan.source, plan.access, handles, words, (threads + WG - 1) // WG)
+        handles = [leaf.arg.handle for leaf in leaves]
+        handles.extend([o.handle for o in outs])
+        rt.launch(plan.source, plan.access, handles, words, (n // lanes + WG - 1) // WG)
         return outs
 
     # ------------------------------------------------------------------ reductions

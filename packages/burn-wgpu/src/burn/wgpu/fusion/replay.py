@@ -9,15 +9,14 @@ other step. A replay is then one compute pass of `set_pipeline`, `set_bind_group
 `dispatch_workgroups` calls, submitted after the runtime's own pending work.
 
 Those calls are the replay's whole host cost, so they are made straight on wgpu-native's
-functions (`_native_pass_calls`) rather than through wgpu-py's per-call wrappers, whose error
-capture costs several times the call itself. Nothing is lost: errors in a pass's commands are
-reported by WebGPU when the command buffer is finished, which still goes through wgpu-py. Where
-wgpu-py's internals are not as expected, the public methods are used.
+functions rather than through wgpu-py's per-call wrappers, whose error capture costs several
+times the call itself (`burn.wgpu.native`; `Runtime.launch` does the same).
 """
 
 from __future__ import annotations
 
 import numpy as np
+from burn.wgpu.native import pass_calls
 from burn.wgpu.runtime import INFO_WINDOW, Runtime
 
 import wgpu
@@ -73,7 +72,7 @@ class Replayer:
         self._groups: list[dict[tuple, tuple]] = [{} for _ in self.steps]
         # Encoding programs by the ids of the swapped-in buffers (a loop alternates two sets).
         self._programs: dict[tuple, tuple[list, list]] = {}
-        self._native = _native_pass_calls()
+        self._native = pass_calls()
 
     def _bind_groups(self, swap: dict[int, object]) -> list:
         """One bind group per launch; a launch keeps the groups of its last few sets of
@@ -121,14 +120,12 @@ class Replayer:
             self._programs.clear()
         groups = self._bind_groups(swap)
         commands, keep = [], [groups]
-        ffi = _ffi() if self._native is not None else None
         current = None
         for (pipe, _, _, _, offset, _, (x, y, z)), group in zip(self.steps, groups, strict=True):
             native_pipe = None if pipe is current else pipe
             current = pipe
             if self._native is not None:
-                offsets = ffi.new("uint32_t[1]", [offset])
-                keep.append(offsets)
+                offsets = self._native.offset(offset)
                 commands.append(
                     (
                         None if native_pipe is None else native_pipe._internal,
@@ -157,9 +154,14 @@ class Replayer:
                 counter += n
             encoder = rt.device.create_command_encoder()
             compute = encoder.begin_compute_pass()
-            handle = getattr(compute, "_internal", None)
+            handle = None if self._native is None else self._native.handle(compute)
             if self._native is not None and handle is not None:
-                set_pipeline, set_bind_group, dispatch = self._native
+                calls = self._native
+                set_pipeline, set_bind_group, dispatch = (
+                    calls.set_pipeline,
+                    calls.set_bind_group,
+                    calls.dispatch,
+                )
                 for pipe, group, offsets, x, y, z in commands:
                     if pipe is not None:
                         set_pipeline(handle, pipe)
@@ -181,27 +183,6 @@ class Replayer:
             if self.checks_indices:
                 rt._index_checks = True
         return counter
-
-
-def _ffi():
-    from wgpu.backends.wgpu_native._ffi import ffi
-
-    return ffi
-
-
-def _native_pass_calls() -> tuple | None:
-    """wgpu-native's set-pipeline, set-bind-group and dispatch functions for compute passes,
-    or None where this wgpu-py does not expose them as expected (then wgpu-py's methods run)."""
-    try:
-        from wgpu.backends.wgpu_native._ffi import lib
-
-        return (
-            lib.wgpuComputePassEncoderSetPipeline,
-            lib.wgpuComputePassEncoderSetBindGroup,
-            lib.wgpuComputePassEncoderDispatchWorkgroups,
-        )
-    except (ImportError, AttributeError):
-        return None
 
 
 def _fold(groups, limit: int) -> tuple[int, int, int]:

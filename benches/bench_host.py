@@ -1,0 +1,77 @@
+"""The host's share of a traced training step: Python, the tensor layers, fusion's recording
+and planning, and command encoding, with the GPU submissions skipped.
+
+One training step (forward, backward, Adam) of the guide CNN at batch 64, traced every step
+(no whole-step capture) on `Autodiff(Fusion(Wgpu))` and on `Autodiff(Wgpu)`: host ms per step
+and kernel launches per step, measured by `bench_wgpu.host_seconds` on `bench_fusion.AdamStep`.
+Any adapter works (lavapipe included), since nothing waits for the GPU.
+
+Each backend is warmed up with `--warmup` synchronised steps, then `--settle` steps with
+submissions skipped (the buffer pool and its bind groups settle into the pattern they keep
+under these conditions), then timed `--repeats` times over `--steps` steps: the median is
+printed, with every run.
+
+    python benches/bench_host.py                     # both backends
+    python benches/bench_host.py --warmup 5 --settle 0 fusion
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_fusion import AdamStep, Fusion  # noqa: E402
+from bench_wgpu import host_seconds, init_cnn  # noqa: E402
+from burn.wgpu import Wgpu  # noqa: E402
+
+BACKENDS = {"fusion": "Autodiff(Fusion(Wgpu))", "plain": "Autodiff(Wgpu)"}
+
+
+def measure(which: str, warmup: int, settle: int, steps: int, repeats: int):
+    """(host ms per step of each run, launches per step) for one backend."""
+    rng = np.random.default_rng(0)
+    params = init_cnn(rng, 28)
+    x = rng.random((64, 1, 28, 28), dtype=np.float32)
+    targets = rng.integers(0, 10, 64)
+    inner = Fusion(Wgpu) if which == "fusion" else Wgpu
+    step = AdamStep(inner, params, x, targets, drop=False)
+    for _ in range(warmup):
+        step.complete_step()
+    Wgpu.sync()
+    if settle:
+        host_seconds(step.complete_step, settle)
+    runs, launches = [], 0
+    for _ in range(repeats):
+        seconds, launches = host_seconds(step.complete_step, steps)
+        runs.append(seconds * 1e3)
+    return runs, launches
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("backends", nargs="*", help=f"of {list(BACKENDS)} (default: both)")
+    parser.add_argument("--warmup", type=int, default=30, help="synchronised steps first")
+    parser.add_argument("--settle", type=int, default=30, help="then untimed host-only steps")
+    parser.add_argument("--steps", type=int, default=10, help="steps per timed run")
+    parser.add_argument("--repeats", type=int, default=5, help="timed runs (median printed)")
+    args = parser.parse_args()
+    unknown = [b for b in args.backends if b not in BACKENDS]
+    if unknown:
+        parser.error(f"unknown backends {unknown}; choose from {list(BACKENDS)}")
+    for which in args.backends or list(BACKENDS):
+        runs, launches = measure(which, args.warmup, args.settle, args.steps, args.repeats)
+        shown = ", ".join(f"{r:.2f}" for r in runs)
+        print(
+            f"{BACKENDS[which]}: host ms per step {statistics.median(runs):.2f} "
+            f"(runs {shown}), {launches} launches per step"
+        )
+
+
+if __name__ == "__main__":
+    main()
