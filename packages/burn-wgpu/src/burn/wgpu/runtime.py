@@ -264,7 +264,7 @@ class Runtime:
         (read-write) and checked at the next host read.
 
         Launches are the host cost of every op, so the pass commands go straight to
-        wgpu-native's functions where they are available (`_PassCalls`): wgpu-py's wrappers
+        wgpu-native's functions where they are available (`burn.wgpu.native`): wgpu-py's wrappers
         capture errors around each call, at several times the cost of the call, and a compute
         pass reports its errors when its command buffer is finished anyway.
         """
