@@ -46,14 +46,29 @@ class WgpuTensor:
         self.rt = rt
         self.host = host
 
+    @classmethod
+    def _unchecked(
+        cls,
+        handle: Handle,
+        shape: tuple[int, ...],
+        strides: tuple[int, ...],
+        offset: int,
+        dtype: DType,
+        device,
+        rt,
+    ) -> WgpuTensor:
+        """A tensor from fields already in their final types, without `__init__`'s conversions:
+        every kernel's result and every replayed output is made here."""
+        t = cls.__new__(cls)
+        t.handle, t.shape, t.strides, t.offset = handle, shape, strides, offset
+        t.dtype, t.device, t.rt, t.host = dtype, device, rt, None
+        return t
+
     def with_handle(self, handle: Handle) -> WgpuTensor:
-        """The same view of another buffer of the same size (a replayed step's outputs): the
-        fields are copied as they are, without the conversions of `__init__`."""
-        view = WgpuTensor.__new__(WgpuTensor)
-        view.handle = handle
-        view.shape, view.strides, view.offset = self.shape, self.strides, self.offset
-        view.dtype, view.device, view.rt, view.host = self.dtype, self.device, self.rt, None
-        return view
+        """The same view of another buffer of the same size (a replayed step's outputs)."""
+        return WgpuTensor._unchecked(
+            handle, self.shape, self.strides, self.offset, self.dtype, self.device, self.rt
+        )
 
     @property
     def numel(self) -> int:
@@ -73,17 +88,8 @@ class WgpuTensor:
     @classmethod
     def contiguous(cls, handle: Handle, shape: tuple[int, ...], dtype: DType, device, rt):
         """A contiguous tensor at offset 0 of `handle`; `shape` must be a tuple of ints (it is
-        not converted: every kernel's result is made here)."""
-        t = cls.__new__(cls)
-        t.handle = handle
-        t.shape = shape
-        t.strides = _row_major(shape)
-        t.offset = 0
-        t.dtype = dtype
-        t.device = device
-        t.rt = rt
-        t.host = None
-        return t
+        not converted)."""
+        return cls._unchecked(handle, shape, _row_major(shape), 0, dtype, device, rt)
 
     def __repr__(self) -> str:
         shape, strides = list(self.shape), list(self.strides)
