@@ -46,13 +46,10 @@ from burn.fusion.contract import (
     FusionBackend,
     fusion_backend_for,
 )
-from burn.fusion.ir import Node
+from burn.fusion.ir import ARG_IS_KEY, Node
 from burn.fusion.stream import FusionStats, Stream
 from burn.tensor import DType
 from burn.tensor.errors import BackendError
-
-# Node kinds whose `arg` is what support depends on (an op name, or the target dtype of a cast).
-_ARG_IS_OP = frozenset({"unary", "binary", "cast"})
 
 
 class FusionDevice(Device):
@@ -272,7 +269,7 @@ class FusedBackend(Backend):
         past 2^24 elements, where a fuser may refuse)."""
         # What of `arg` the answer may depend on: the op name or the target dtype, never a
         # value (a scalar's or a constant's).
-        op = arg if kind in _ARG_IS_OP else arg[0] if kind == "scalar" else None
+        op = arg if kind in ARG_IS_KEY else arg[0] if kind == "scalar" else None
         if len(handles) == 1:
             h = handles[0]
             key: tuple = (kind, op, dtype, len(shape), h.dtype, len(h.shape))

@@ -74,8 +74,9 @@ class Node:
         return f"Node({self.kind}, {self.op or ''}, shape={list(self.shape)}, {self.dtype.value})"
 
 
-# Kinds whose whole `arg` shapes the code: an op name, or a cast's target dtype.
-_ARG_IS_KEY = frozenset({"unary", "binary", "cast"})
+# Kinds whose whole `arg` shapes the code (and decides support): an op name, or a cast's
+# target dtype. A scalar's op is `arg[0]`; other kinds' args are values.
+ARG_IS_KEY = frozenset({"unary", "binary", "cast"})
 
 
 class Segment:
@@ -156,7 +157,7 @@ class Segment:
                 if kind == "scalar":
                     params.append(arg[1])
                     arg_key = arg[0]
-                elif kind in _ARG_IS_KEY:
+                elif kind in ARG_IS_KEY:
                     arg_key = arg
                 else:
                     if kind == "const":
