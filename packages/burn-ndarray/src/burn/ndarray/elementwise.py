@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from burn.ndarray.erf import erf
 
@@ -72,6 +74,39 @@ QUIET_UNARY = frozenset({"log", "log1p", "sqrt", "recip", "exp"})
 _QUIET_BINARY = frozenset({"rem", "pow"})
 
 
+# Elements per call when `max`/`min` meet a constant (see `_against_constant`).
+_CONSTANT_BLOCK = 1 << 16
+
+
+@functools.lru_cache(maxsize=16)
+def _constant_block(dtype: np.dtype, value: bytes) -> np.ndarray:
+    """A read-only block of `_CONSTANT_BLOCK` copies of one value (its bytes, in `dtype`)."""
+    block = np.full(_CONSTANT_BLOCK, np.frombuffer(value, dtype)[0], dtype)
+    block.flags.writeable = False
+    return block
+
+
+def _against_constant(ufunc, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """`ufunc(a, b)` for a 0-d `b` of `a`'s dtype, bit for bit, a block of `a` at a time
+    against a block of copies of `b`.
+
+    numpy vectorises `maximum` and `minimum` only when both operands advance: against a 0-d
+    operand they run an element-by-element loop, about 3x slower (float32, 590k elements: 175
+    against 60 us), and a ReLU is exactly that call. Arrays whose elements are not one dense
+    block in memory take numpy's own call."""
+    out = np.empty_like(a)  # the same memory order as `a` where `a` is dense
+    if out.strides != a.strides:
+        return ufunc(a, b)
+    src, dst = a.ravel(order="K"), out.ravel(order="K")
+    if src.base is None or dst.base is None:  # not views: the elements are not one block
+        return ufunc(a, b)
+    block = _constant_block(a.dtype, b.tobytes())
+    for start in range(0, src.size, _CONSTANT_BLOCK):
+        stop = min(src.size, start + _CONSTANT_BLOCK)
+        ufunc(src[start:stop], block[: stop - start], out=dst[start:stop])
+    return out
+
+
 def binary(op: str, a: np.ndarray, b, dtype) -> np.ndarray:
     """Apply `op`; results keep `dtype` (numpy would promote ints to float for div/pow)."""
     if op == "div":
@@ -85,6 +120,14 @@ def binary(op: str, a: np.ndarray, b, dtype) -> np.ndarray:
     if op in _QUIET_BINARY:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             out = BINARY[op](a, b)
+    elif (
+        (op == "max" or op == "min")
+        and a.size >= _CONSTANT_BLOCK // 4
+        and isinstance(b, np.ndarray)
+        and b.ndim == 0
+        and b.dtype == a.dtype
+    ):
+        out = _against_constant(BINARY[op], a, b)
     else:
         out = BINARY[op](a, b)
     if out.dtype != dtype and out.dtype != np.bool_:

@@ -1,10 +1,10 @@
 """`NdArrayFusedOps`: numpy kernels for the ops PyTorch runs as one CPU kernel each.
 
 GELU, softmax, log-softmax, layer norm and scaled dot-product attention, with their backward
-ops, and Adam's update. The contract's compositions allocate a new array per step and the
-autodiff decorator records each step; these make a few in-place passes instead, and the
-decorator records one node per op. Each kernel keeps its input's dtype (float32 stays float32:
-no float64 temporaries).
+ops, ReLU's backward (a branch-free select on the gradient's bits), and Adam's update. The
+contract's compositions allocate a new array per step and the autodiff decorator records each
+step; these make a few in-place passes instead, and the decorator records one node per op.
+Each kernel keeps its input's dtype (float32 stays float32: no float64 temporaries).
 
 Adam's update (`float_adam_step`) runs the contract's composition step for step (the same
 float32 roundings, so the numbers are bit for bit those of the composition) but writes each
@@ -165,6 +165,24 @@ def _adam_step(
     return updated, new_1, new_2
 
 
+# Same-size integer types, to handle a float's bits.
+_BITS = {2: np.int16, 4: np.int32, 8: np.int64}
+
+
+def _relu_backward(output: np.ndarray, grad: np.ndarray) -> np.ndarray:
+    """`grad` where `output <= 0` is false, else +0: the contract's `mask_where`, bit for bit.
+
+    `np.where` branches on every element, and a ReLU's mask has no pattern, so it mispredicts
+    about half of them (2.2 ms for 590k float32 elements). Here the mask becomes an all-ones or
+    all-zeros byte per element (`le - 1`), and one bitwise `and` with the gradient's bits
+    keeps or clears each element: three passes, none branching (0.13 ms)."""
+    with np.errstate(invalid="ignore"):  # NaN outputs compare False, as in the composition
+        keep = np.less_equal(output, 0).view(np.int8)
+    np.subtract(keep, np.int8(1), out=keep)  # 1 (clear) -> 0, 0 (keep) -> -1: all ones
+    bits = _BITS[grad.dtype.itemsize]
+    return np.bitwise_and(grad.view(bits), keep).view(grad.dtype)
+
+
 def _swap(x: np.ndarray) -> np.ndarray:
     return np.swapaxes(x, -1, -2)
 
@@ -202,6 +220,16 @@ class NdArrayFusedOps(OptimizerOps, ModuleOps, ActivationOps):
     Softmax and log-softmax are elementwise passes and reductions, which numpy runs in any
     float dtype, so they keep their input's precision throughout, as the composition did; the
     kernels with matmuls or many steps run half precision in float32."""
+
+    def relu_backward(self, output, grad):
+        if (
+            grad.dtype.kind == "f"
+            and grad.dtype.itemsize in _BITS
+            and output.shape == grad.shape
+            and grad.size >= _BLOCK // 8
+        ):
+            return _relu_backward(output, grad)
+        return super().relu_backward(output, grad)
 
     @_in_working_precision
     def gelu(self, x):
