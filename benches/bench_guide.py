@@ -333,8 +333,8 @@ def main() -> None:
         info,
         HEADER,
         run(repeats, warmup),
-        f"{NOTES}\nReproduce: `uv run python benches/bench_guide.py` (with torch importable for "
-        "the PyTorch column).\n",
+        f"{NOTES}\nReproduce: `OMP_NUM_THREADS={THREADS} OPENBLAS_NUM_THREADS={THREADS} uv run "
+        "python benches/bench_guide.py` (with torch importable for the PyTorch column).\n",
         args.quick,
     )
 
