@@ -137,9 +137,9 @@ def _unsupported_model(path: Path) -> Path:
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n"])
     nodes = [
         helper.make_node("Relu", ["x"], ["a"], name="relu"),
-        helper.make_node("RoiAlign", ["a", "a", "a"], ["b"], name="roi_first"),
-        helper.make_node("RoiAlign", ["b", "b", "b"], ["c"], name="roi_second"),
-        helper.make_node("ImageDecoder", ["c"], ["d"], name="decode"),
+        helper.make_node("StringNormalizer", ["a"], ["b"], name="normalize_first"),
+        helper.make_node("StringNormalizer", ["b"], ["c"], name="normalize_second"),
+        helper.make_node("RegexFullMatch", ["c"], ["d"], name="match"),
         helper.make_node("Warp", ["d"], ["y"], name="warp", domain="com.example"),
     ]
     graph = helper.make_graph(nodes, "unsupported", [x], [y])
@@ -157,13 +157,13 @@ def test_every_unsupported_op_is_reported_at_once(tmp_path):
         ModelGen().input(source).out_dir(out).run()
     error = info.value
     assert error.unsupported == {
-        "ImageDecoder": (1, "decode"),
-        "RoiAlign": (2, "roi_first"),
+        "RegexFullMatch": (1, "match"),
+        "StringNormalizer": (2, "normalize_first"),
         "com.example:Warp": (1, "warp"),
     }
     text = str(error)
     assert "3 unsupported op type(s) in 4 node(s)" in text
-    assert "RoiAlign: 2 node(s), first 'roi_first'" in text
+    assert "StringNormalizer: 2 node(s), first 'normalize_first'" in text
     assert not out.exists()  # nothing was written
 
 

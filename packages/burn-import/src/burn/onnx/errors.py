@@ -28,3 +28,8 @@ class UnsupportedOpsError(OnnxImportError):
         for op, (count, first) in sorted(unsupported.items()):
             lines.append(f"  {op}: {count} node(s), first {first!r}")
         super().__init__("\n".join(lines))
+
+
+class ImageDecodeError(BurnError, ValueError):
+    """An ImageDecoder node given bytes that are not an image Pillow can decode, or run where
+    Pillow is not installed (the `images` extra)."""

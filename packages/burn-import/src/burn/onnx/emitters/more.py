@@ -381,3 +381,14 @@ def tfidf_vectorizer(node: Node, ctx: Context) -> None:
         [_x(ctx, node)],
         f"{attrs}, rank={ctx.rank(node.inputs[0])}",
     )
+
+
+@emitter("RoiAlign")
+def roi_align(node: Node, ctx: Context) -> None:
+    args = [_x(ctx, node, i) for i in range(3)]
+    call(ctx, node, "rt.roi_align", args, attr_args(node))
+
+
+@emitter("ImageDecoder")
+def image_decoder(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.image_decoder", [_x(ctx, node)], attr_args(node))

@@ -9,6 +9,7 @@ An ONNX scalar is a one-element rank-1 tensor here (burn tensors have at least o
 from burn.onnx.runtime.attention import *  # noqa: F403
 from burn.onnx.runtime.detection import *  # noqa: F403
 from burn.onnx.runtime.grid import *  # noqa: F403
+from burn.onnx.runtime.image import *  # noqa: F403
 from burn.onnx.runtime.indexing import *  # noqa: F403
 from burn.onnx.runtime.integer import *  # noqa: F403
 from burn.onnx.runtime.linalg import *  # noqa: F403
