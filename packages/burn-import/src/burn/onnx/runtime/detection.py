@@ -22,6 +22,9 @@ __all__ = ["non_max_suppression", "roi_align"]
 # Elements gathered per chunk of regions (channels x sampled taps): bounds the memory of a
 # detection head's thousand regions.
 _ROI_CHUNK_ELEMENTS = 1 << 24
+# Sampled taps of one region at the most: adaptive sampling takes about one point per pixel of
+# the region, so a box of absurd size (from a damaged or hostile input) is refused, not sampled.
+_ROI_MAX_REGION_TAPS = 1 << 26
 
 
 def _corners(boxes: np.ndarray, center_point_box: int) -> np.ndarray:
@@ -94,12 +97,19 @@ def _roi_taps(boxes, batch, height, width, out_h, out_w, ratio, scale, half_pixe
         size_w, size_h = np.maximum(size_w, 1.0), np.maximum(size_h, 1.0)
     bin_h, bin_w = size_h / out_h, size_w / out_w
     if ratio > 0:
-        grid_h = np.full(len(boxes), ratio, np.int64)
+        grid_h = np.full(len(boxes), float(ratio))
         grid_w = grid_h
     else:  # adaptive: about one point per input pixel
-        grid_h = np.ceil(size_h / out_h).astype(np.int64)
-        grid_w = np.ceil(size_w / out_w).astype(np.int64)
-    gh, gw = max(int(grid_h.max(initial=0)), 1), max(int(grid_w.max(initial=0)), 1)
+        grid_h, grid_w = np.ceil(size_h / out_h), np.ceil(size_w / out_w)
+    gh, gw = max(float(grid_h.max(initial=0)), 1.0), max(float(grid_w.max(initial=0)), 1.0)
+    if out_h * out_w * gh * gw * 4 > _ROI_MAX_REGION_TAPS:
+        raise ShapeError(
+            f"RoiAlign: a region of {float(size_h.max()):g} x {float(size_w.max()):g} pixels "
+            f"in {out_h} x {out_w} bins samples {gh:g} x {gw:g} points per bin, more than "
+            f"{_ROI_MAX_REGION_TAPS} taps"
+        )
+    grid_h, grid_w = grid_h.astype(np.int64), grid_w.astype(np.int64)
+    gh, gw = int(gh), int(gw)
     iy = np.arange(gh)[None, None, :, None]
     ix = np.arange(gw)[None, None, None, :]
     ph = np.arange(out_h)[None, :, None, None]
@@ -162,6 +172,8 @@ def roi_align(
     device = x.device()
     boxes = np.asarray(rois.to_data().array, dtype=np.float64).reshape(-1, 4)
     batch = np.asarray(batch_indices.to_data().array, dtype=np.int64).reshape(-1)
+    if not np.isfinite(boxes).all():
+        raise ShapeError("RoiAlign: region coordinates must be finite numbers")
     if len(batch) != len(boxes):
         raise ShapeError(f"RoiAlign: {len(boxes)} regions but {len(batch)} batch indices")
     if len(batch) and (batch.min() < 0 or batch.max() >= n):
