@@ -128,6 +128,10 @@ def test_roi_align_rejects_bad_batch_indices_and_modes():
         _ours(x, BOXES[:2], np.array([0], np.int64))
     with pytest.raises(ShapeError, match="unknown mode"):
         _ours(x, BOXES[:2], np.array([0, 1], np.int64), mode="median")
+    with pytest.raises(ShapeError, match="coordinate_transformation_mode"):
+        _ours(x, BOXES[:2], np.array([0, 1], np.int64), coordinate_transformation_mode="edge")
+    with pytest.raises(ShapeError, match="at least 1"):
+        _ours(x, BOXES[:2], np.array([0, 1], np.int64), output_height=0)
     with pytest.raises(ShapeError, match="finite"):
         _ours(x, np.array([[0.0, 0.0, np.nan, 1.0]]), np.array([0], np.int64))
     huge = np.array([[0.0, 0.0, 1e12, 1e12]])  # adaptive sampling would take 1e24 points

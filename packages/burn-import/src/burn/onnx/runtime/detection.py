@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from burn.onnx.runtime.shape import as_scalar, fit
+from burn.onnx.runtime.shape import as_scalar, fit, full
 from burn.tensor import Tensor
 from burn.tensor.errors import OutOfRangeError, ShapeError
 
@@ -77,8 +77,6 @@ def non_max_suppression(
     array = np.asarray(selected, dtype=np.int64).reshape(-1, 3)
     device = boxes.device()
     if array.size == 0:
-        from burn.onnx.runtime.shape import full
-
         return full([0, 3], 0, device, "i64")
     return Tensor.from_data(array, device=device, dtype=fit("i64", device))
 
@@ -182,6 +180,15 @@ def roi_align(
         )
     if mode not in ("avg", "max"):
         raise ShapeError(f"RoiAlign: unknown mode {mode!r}")
+    if coordinate_transformation_mode not in ("half_pixel", "output_half_pixel"):
+        raise ShapeError(
+            f"RoiAlign: unknown coordinate_transformation_mode {coordinate_transformation_mode!r}"
+        )
+    if int(output_height) < 1 or int(output_width) < 1 or int(sampling_ratio) < 0:
+        raise ShapeError(
+            f"RoiAlign: output_height and output_width must be at least 1 and sampling_ratio "
+            f"at least 0, got {output_height}, {output_width} and {sampling_ratio}"
+        )
     index, weight, count, real = _roi_taps(
         boxes,
         batch,
@@ -211,8 +218,6 @@ def roi_align(
             )
         )
     if not parts:
-        from burn.onnx.runtime.shape import full
-
         return full([0, c, int(output_height), int(output_width)], 0, device, x.dtype.value)
     return parts[0] if len(parts) == 1 else Tensor.cat(parts, 0)
 
