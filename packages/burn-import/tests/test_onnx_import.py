@@ -243,3 +243,23 @@ def test_backend_runs_a_model_with_a_computed_condition_and_loop():
     (negative,) = rep.run([np.array([-1.0, -2.0, 1.0], np.float32)])
     np.testing.assert_array_equal(positive, [-1.0, -2.0, 1.0])
     np.testing.assert_array_equal(negative, [1.0, 2.0, 1.0])
+
+
+def test_attribute_values_that_are_not_finite_become_valid_source():
+    from burn.onnx.emitters.common import attr_args
+    from burn.onnx.graph import Node
+
+    attrs = {
+        "alpha": float("nan"),
+        "beta": float("-inf"),
+        "splits": np.array([1.5, np.nan, np.inf], np.float32),
+        "members": [2.0, float("nan")],
+        "modes": np.array([0, 6], np.uint8),
+        "mode": "avg",
+    }
+    text = attr_args(Node("Op", "op", [], [], attrs))
+    values = eval(f"dict({text})")  # noqa: S307 - source the importer wrote, checked here
+    assert np.isnan(values["alpha"]) and values["beta"] == -np.inf
+    np.testing.assert_array_equal(values["splits"], [1.5, np.nan, np.inf])
+    np.testing.assert_array_equal(values["members"], [2.0, np.nan])
+    assert values["modes"] == [0, 6] and values["mode"] == "avg"

@@ -26,22 +26,30 @@ def tensor(ctx: Context, node: Node, i: int) -> str:
     return ctx.x(node.inputs[i]) if ctx.has(node, i) else "None"
 
 
+def _attribute_literal(val) -> str:
+    """Python source for an attribute's value: numbers (NaN and infinities included, which
+    `repr` would write as names), lists of them, tensors as nested lists, strings."""
+    if isinstance(val, np.ndarray):
+        return literal(val) if val.dtype.kind in "fiub" else repr(val.tolist())
+    if isinstance(val, float) or (isinstance(val, list) and any(isinstance(v, float) for v in val)):
+        return literal(np.asarray(val, np.float64))
+    return repr(val)
+
+
 def attr_args(node: Node, names=None, rename: dict | None = None) -> str:
     """Keyword arguments for the node's attributes (all, or those in `names`)."""
     parts = []
     for key, val in node.attrs.items():
         if names is not None and key not in names:
             continue
-        if isinstance(val, np.ndarray):
-            val = val.tolist()
-        elif hasattr(val, "SerializeToString"):
+        if hasattr(val, "SerializeToString"):
             continue
         if not key.isidentifier() or not key.isascii() or keyword.iskeyword(key):
             raise OnnxImportError(
                 f"node {node.name!r} ({node.op_type}) has an attribute named {key!r}, "
                 "which is not a Python identifier"
             )
-        parts.append(f"{(rename or {}).get(key, key)}={val!r}")
+        parts.append(f"{(rename or {}).get(key, key)}={_attribute_literal(val)}")
     return ", ".join(parts)
 
 

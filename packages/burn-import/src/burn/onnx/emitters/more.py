@@ -392,3 +392,8 @@ def roi_align(node: Node, ctx: Context) -> None:
 @emitter("ImageDecoder")
 def image_decoder(node: Node, ctx: Context) -> None:
     call(ctx, node, "rt.image_decoder", [_x(ctx, node)], attr_args(node))
+
+
+@emitter("ai.onnx.ml:TreeEnsemble")
+def tree_ensemble(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.tree_ensemble", [_x(ctx, node)], attr_args(node))

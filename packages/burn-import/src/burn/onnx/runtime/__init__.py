@@ -28,3 +28,4 @@ from burn.onnx.runtime.spectral import *  # noqa: F403
 from burn.onnx.runtime.stateful import *  # noqa: F403
 from burn.onnx.runtime.text import *  # noqa: F403
 from burn.onnx.runtime.training import *  # noqa: F403
+from burn.onnx.runtime.trees import *  # noqa: F403
