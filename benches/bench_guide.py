@@ -12,6 +12,7 @@ the same loss again after one Adam step.
     uv run python benches/bench_guide.py            # prints the table, updates RESULTS.md
     uv run python benches/bench_guide.py --quick    # fewer repeats, nothing written
     uv run python benches/bench_guide.py --under-load    # quiet vs one competing busy process
+    uv run python benches/bench_guide.py --interleaved   # steps of each library in turn
 
 Both libraries get the same thread count: OMP_NUM_THREADS and OPENBLAS_NUM_THREADS default to
 the number of usable cores (set them to choose another), and torch.set_num_threads follows.
@@ -165,7 +166,22 @@ HEADER = ["model", "burn ms", "torch ms", "burn/torch", "loss check (burn vs tor
 VARIANTS = [("the book's model, dropout 0.5 (three uses)", 0.5), ("the same, dropout off", 0.0)]
 
 
-def run(repeats: int, warmup: int) -> list[list[str]]:
+def interleaved_ms(ours, theirs, repeats: int, warmup: int) -> list[float]:
+    """Median ms of two steps timed alternately, one of each per round, so that a shared
+    machine's drifts (a neighbour's burst, the clock) reach both libraries alike."""
+    for _ in range(warmup):
+        ours()
+        theirs()
+    times: tuple[list[float], list[float]] = ([], [])
+    for _ in range(repeats):
+        for fn, record in ((ours, times[0]), (theirs, times[1])):
+            start = time.perf_counter()
+            fn()
+            record.append(time.perf_counter() - start)
+    return [statistics.median(t) * 1e3 for t in times]
+
+
+def run(repeats: int, warmup: int, interleaved: bool = False) -> list[list[str]]:
     rng = np.random.default_rng(0)
     images = (rng.random((BATCH, 28, 28)) * 255.0).astype(np.float32)
     labels = rng.integers(0, 10, size=BATCH)
@@ -174,10 +190,15 @@ def run(repeats: int, warmup: int) -> list[list[str]]:
         ours = BurnStep(dropout, images, labels)
         theirs = TorchStep(dropout, ours.weights(), images, labels) if torch else None
         check = check_agreement(ours, theirs)
-        times = [
-            median_ms(ours.step, repeats, warmup),
-            median_ms(theirs.step if theirs else None, repeats, warmup),
-        ]
+        if interleaved and theirs is not None:
+            times: list[float | None] = list(
+                interleaved_ms(ours.step, theirs.step, repeats, warmup)
+            )
+        else:
+            times = [
+                median_ms(ours.step, repeats, warmup),
+                median_ms(theirs.step if theirs else None, repeats, warmup),
+            ]
         row = [name, *("-" if t is None else f"{t:.2f}" for t in times)]
         row += [ratio(times[0], times[1]), check]
         print(" | ".join(row), flush=True)
@@ -294,6 +315,11 @@ def main() -> None:
             "--under-load", action="store_true", help="quiet vs one competing busy process"
         )
         parser.add_argument("--rounds", type=int, default=8, help="with --under-load")
+        parser.add_argument(
+            "--interleaved",
+            action="store_true",
+            help="time one step of each library in turn; prints the table, writes nothing",
+        )
 
     args, repeats, warmup = parse_run_args(
         __doc__.splitlines()[0], 30, 5, quick=(5, 2), extra=extra
@@ -323,6 +349,9 @@ def main() -> None:
 
     info = torch_machine(torch)
     print_start(info, HEADER)
+    if args.interleaved:
+        run(repeats, warmup, interleaved=True)
+        return
     publish(
         SECTION,
         "bench_guide.py",
