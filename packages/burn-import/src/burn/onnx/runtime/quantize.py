@@ -53,10 +53,13 @@ def quantize_linear(
     dtype = y_zero_point.dtype.value if y_zero_point is not None else output_dtype
     lo, hi = _RANGES.get(dtype, (0, 255))
     scale = _broadcast(y_scale, x, axis, block_size)
-    work = x.float("f64") if x.dtype.value != "f64" else x
-    q = round_even(work / scale.float("f64"))
+    # `x / scale` in x's own precision, as the spec computes it (a float64 quotient rounds a
+    # value near a tie to the other integer); half precision divides in float32.
+    work = x if x.dtype.value in ("f32", "f64") else x.float("f32")
+    kind = work.dtype.value
+    q = round_even(work / scale.float(kind))
     if y_zero_point is not None:
-        q = q + _broadcast(y_zero_point, x, axis, block_size).float("f64")
+        q = q + _broadcast(y_zero_point, x, axis, block_size).float(kind)
     return q.clamp(lo, hi).int(dtype)
 
 
@@ -77,17 +80,22 @@ def dequantize_linear(
 
 
 def dynamic_quantize_linear(x: Tensor):
-    low = min(0.0, float(x.min()))
-    high = max(0.0, float(x.max()))
-    scale = (high - low) / 255.0
-    scale_f32 = float(np.float32(scale))
-    zero = float(np.clip(np.round(-low / scale_f32), 0, 255)) if scale_f32 else 0.0
-    q = round_even(x.float("f64") / scale_f32) + zero if scale_f32 else x.zeros_like()
+    """`x` quantized to uint8 with a scale and zero point from its own range, in float32 as the
+    spec's formulas (and onnxruntime) compute them: the range stretched to hold 0, the scale
+    `(max - min) / 255` (1 for an all-zero input), the zero point `rint(clip(-min / scale))`,
+    then `rint(x / scale) + zero point` clipped to [0, 255]. Computing any step in float64
+    instead moves an element that sits near a rounding tie to the neighbouring integer."""
+    f32 = np.float32
+    low = f32(min(0.0, float(x.min())))
+    high = f32(max(0.0, float(x.max())))
+    scale = f32(1.0) if high == low else f32(high - low) / f32(255)
+    zero = np.rint(np.clip(f32(0) - low / scale, 0, 255))
+    q = round_even(x.float("f32") / float(scale)) + float(zero)
     y = q.clamp(0, 255).int("u8")
     device = x.device()
     return (
         y,
-        Tensor.from_data([scale_f32], device=device, dtype="f32"),
+        Tensor.from_data([float(scale)], device=device, dtype="f32"),
         Tensor.from_data([int(zero)], device=device, dtype="u8"),
     )
 
