@@ -145,7 +145,8 @@ def tree_ensemble(
     **attributes,
 ) -> Tensor:
     """`[N, n_targets]` scores of the rows of `x` `[N, F]`: per target, the leaf weights the
-    trees reach, summed (or averaged, or their minimum or maximum), then `post_transform`."""
+    trees reach, summed (or averaged, or their minimum or maximum), then `post_transform`.
+    `nodes_hitrates`, a hint for faster walks in the spec, changes no result and is unused."""
     missing = [name for name in _REQUIRED if attributes.get(name) is None]
     unknown = sorted(set(attributes) - set(_REQUIRED))
     if missing or unknown:
