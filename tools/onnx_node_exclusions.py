@@ -46,7 +46,6 @@ KNOWN = {
     r"test_scan_sum$": "opset-8 Scan (batch-major, with sequence_lens) is not translated",
     r"test_range_(b?float16)_type_positive_delta_expanded": "the expanded Loop accumulates in "
     "16-bit floats; the reference's rounding differs",
-    r"test_linear_attention_fp16$": "float16 inputs: the reference accumulates in float32",
     r"test_loop16_seq_none": "a 0-d tensor inside a sequence comes back with one dim (burn "
     "tensors have at least one; the graph gives no rank for sequence elements)",
 }

@@ -46,7 +46,19 @@ def linear_attention(
     scale=None,
     update_rule: str = "gated_delta",
 ):
-    """Runs the recurrence token by token (what every chunked form computes)."""
+    """Runs the recurrence token by token (what every chunked form computes). Half-precision
+    inputs run in float32 and the results are cast back: a float16 state summed over the
+    tokens loses the digits the reference (and PyTorch's kernels) keep."""
+    dtype = query.dtype.value
+    if dtype in ("f16", "bf16"):
+        widened = [
+            None if t is None else t.float("f32")
+            for t in (query, key, value, past_state, decay, beta)
+        ]
+        out, state = linear_attention(
+            *widened, chunk_size, kv_num_heads, q_num_heads, scale, update_rule
+        )
+        return out.float(dtype), state.float(dtype)
     b, t, _ = query.dims()
     q, k, v = _heads(query, q_num_heads), _heads(key, kv_num_heads), _heads(value, kv_num_heads)
     d_k, d_v = q.dims()[3], v.dims()[3]
