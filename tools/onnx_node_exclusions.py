@@ -44,8 +44,6 @@ KNOWN = {
     r"test_dft_inverse": "the expected output holds float32 rounding noise (about 2e-7) where the "
     "exact value, which burn computes, is 0; the test's atol is 1e-7",
     r"test_scan_sum$": "opset-8 Scan (batch-major, with sequence_lens) is not translated",
-    r"test_range_(b?float16)_type_positive_delta_expanded": "the expanded Loop accumulates in "
-    "16-bit floats; the reference's rounding differs",
     r"test_loop16_seq_none": "a 0-d tensor inside a sequence comes back with one dim (burn "
     "tensors have at least one; the graph gives no rank for sequence elements)",
 }

@@ -8,15 +8,18 @@ from burn.onnx.graph import Node, graph_from_proto
 from burn.onnx.passes import fold_constants
 
 
-def emit_body(ctx: Context, proto, bindings: dict[str, str]) -> list[str]:
+def emit_body(
+    ctx: Context, proto, bindings: dict[str, str], ranks: dict[str, int | None] | None = None
+) -> list[str]:
     """Emit a subgraph at the current indent with its inputs bound to `bindings` (name ->
-    Python expression); returns expressions for its outputs. Names bound inside stay inside."""
+    Python expression, with the ranks in `ranks` where known); returns expressions for its
+    outputs. Names bound inside stay inside."""
     sub = graph_from_proto(proto, ctx.graph.source, ctx.graph.opset, ctx.graph.values)
     fold_constants(sub)
     saved_consts = ctx.graph.constants
     ctx.graph.constants = {**saved_consts, **sub.constants}
     for info in proto.input:
-        ctx.bind(info.name, bindings[info.name], None)
+        ctx.bind(info.name, bindings[info.name], (ranks or {}).get(info.name))
     for inner in sub.nodes:
         EMITTERS[inner.qualified_op](inner, ctx)
     results = [ctx.x(out.name) for out in sub.outputs]
@@ -56,7 +59,11 @@ def loop(node: Node, ctx: Context) -> None:
     ctx.line(f"{counter} = rt.const([{step}], 'i64', device)")
     bindings = {names[0]: counter, names[1]: f"rt.const([{running}], 'bool', device)"}
     bindings.update(dict(zip(names[2:], carried, strict=True)))
-    results = emit_body(ctx, body, bindings)
+    # A carried value keeps its rank from one iteration to the next.
+    carried_ranks = {n: ctx.rank(v) for n, v in zip(names[2:], node.inputs[2:], strict=True)}
+    results = emit_body(ctx, body, bindings, carried_ranks)
+    # What the body's scan outputs are known to be, for when the Loop's own outputs are not.
+    item_ranks = [ctx.rank(out.name) for out in body.output[1 + n_carried :]]
     ctx.line(f"{running} = bool({results[0]}.any())")
     if carried:
         ctx.line(f"{', '.join(carried)} = {', '.join(results[1 : 1 + n_carried])}")
@@ -70,7 +77,8 @@ def loop(node: Node, ctx: Context) -> None:
     for j, var in enumerate(scans):
         out = node.outputs[n_carried + j]
         stacked = ctx.fresh("loop_out")
-        scalar = ctx.graph.info(out).rank == 1
+        rank = ctx.graph.info(out).rank
+        scalar = rank == 1 if rank is not None else item_ranks[j] == 0
         ctx.line(f"{stacked} = rt.stack_scan({var}, scalars={scalar})")
         ctx.bind(out, stacked, ctx.graph.info(out).rank)
 
