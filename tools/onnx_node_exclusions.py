@@ -43,7 +43,6 @@ KNOWN = {
     r"test_training_dropout": "random mask: the expected output comes from numpy's generator",
     r"test_dft_inverse": "the expected output holds float32 rounding noise (about 2e-7) where the "
     "exact value, which burn computes, is 0; the test's atol is 1e-7",
-    r"test_scan_sum$": "opset-8 Scan (batch-major, with sequence_lens) is not translated",
     r"test_loop16_seq_none": "a 0-d tensor inside a sequence comes back with one dim (burn "
     "tensors have at least one; the graph gives no rank for sequence elements)",
 }

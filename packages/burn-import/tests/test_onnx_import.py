@@ -263,3 +263,55 @@ def test_attribute_values_that_are_not_finite_become_valid_source():
     np.testing.assert_array_equal(values["splits"], [1.5, np.nan, np.inf])
     np.testing.assert_array_equal(values["members"], [2.0, np.nan])
     assert values["modes"] == [0, 6] and values["mode"] == "avg"
+
+
+@pytest.mark.parametrize("with_lengths", [True, False])
+@pytest.mark.parametrize("reverse", [0, 1])
+def test_opset8_scan_runs_each_batch_entry_to_its_own_length(reverse, with_lengths):
+    import burn.onnx.backend as backend
+
+    body = helper.make_graph(
+        [
+            helper.make_node("Add", ["sum_in", "next"], ["sum_out"]),
+            helper.make_node("Identity", ["sum_out"], ["scan_out"]),
+        ],
+        "body",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2]) for n in ("sum_in", "next")],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2]) for n in ("sum_out", "scan_out")],
+    )
+    node = helper.make_node(
+        "Scan",
+        ["lens" if with_lengths else "", "initial", "x"],
+        ["y", "z"],
+        num_scan_inputs=1,
+        body=body,
+        directions=[reverse],
+    )
+    graph = helper.make_graph(
+        [node],
+        "scan8",
+        [helper.make_tensor_value_info("lens", TensorProto.INT32, [2])] * with_lengths
+        + [
+            helper.make_tensor_value_info("initial", TensorProto.FLOAT, [2, 2]),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 2]),
+        ],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 2]),
+            helper.make_tensor_value_info("z", TensorProto.FLOAT, [2, 3, 2]),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 8)])
+    lens = np.array([3, 1] if with_lengths else [3, 3], np.int32)
+    initial = np.array([[0.0, 0.0], [10.0, 20.0]], np.float32)
+    x = np.arange(12, dtype=np.float32).reshape(2, 3, 2)
+    want_y, want_z = np.zeros((2, 2), np.float32), np.zeros((2, 3, 2), np.float32)
+    for b in range(2):  # the spec's loop, per batch entry, as far as its own length
+        state = initial[b].copy()
+        for i in range(lens[b]):
+            state = state + x[b, lens[b] - 1 - i if reverse else i]
+            want_z[b, i] = state
+        want_y[b] = state
+    inputs = [lens, initial, x] if with_lengths else [initial, x]
+    y, z = backend.prepare(model, "CPU").run(inputs)
+    np.testing.assert_allclose(y, want_y)
+    np.testing.assert_allclose(z, want_z)

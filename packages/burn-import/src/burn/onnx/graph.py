@@ -246,6 +246,13 @@ def model_opset(model: onnx.ModelProto) -> int:
     return 1
 
 
+def _batch_major_scan(model: onnx.ModelProto) -> bool:
+    """Whether the model has an opset-8 Scan (batch axis 0, scan axis 1). onnx's converter
+    turns it into a later Scan by declaring the graph's inputs without their batch axis, which
+    the data still has, so such a model is translated at its own opset instead."""
+    return model_opset(model) < 9 and any(n.op_type == "Scan" for n in model.graph.node)
+
+
 def prepare_model(model: onnx.ModelProto, where: str, opset: int) -> onnx.ModelProto:
     """Check the model, raise an older opset to `opset`, and infer shapes and types."""
     try:
@@ -253,7 +260,7 @@ def prepare_model(model: onnx.ModelProto, where: str, opset: int) -> onnx.ModelP
     except Exception as e:  # ValidationError, and decode errors of damaged strings
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise OnnxImportError(f"{where}: the ONNX checker rejects the model: {first}") from None
-    if model_opset(model) < opset:
+    if model_opset(model) < opset and not _batch_major_scan(model):
         try:
             model = onnx.version_converter.convert_version(model, opset)
         except Exception:  # the converter lacks adapters for some ops; translate as written

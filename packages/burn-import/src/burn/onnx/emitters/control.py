@@ -85,6 +85,9 @@ def loop(node: Node, ctx: Context) -> None:
 
 @emitter("Scan")
 def scan(node: Node, ctx: Context) -> None:
+    if ctx.graph.opset < 9:
+        _scan_batch_major(node, ctx)
+        return
     body = node.attr("body")
     n_scan = int(node.attr("num_scan_inputs"))
     n_state = len(node.inputs) - n_scan
@@ -131,6 +134,74 @@ def scan(node: Node, ctx: Context) -> None:
         reverse = bool(out_dirs[j])
         ctx.line(f"{stacked} = rt.stack_scan({var}, {out_axes[j]}, {reverse}, scalars={scalar})")
         ctx.bind(out, stacked, ctx.graph.info(out).rank)
+
+
+def _scan_batch_major(node: Node, ctx: Context) -> None:
+    """Opset-8 Scan: inputs `(sequence_lens, states..., scans...)` with a batch axis 0 and the
+    scan axis 1; each batch entry is scanned on its own (as far as its sequence length, the
+    outputs padded with zeros to the longest), and the results are stacked along the batch."""
+    body = node.attr("body")
+    n_scan = int(node.attr("num_scan_inputs"))
+    n_state = len(node.inputs) - 1 - n_scan
+    directions = list(node.attr("directions", [0] * n_scan))
+    n_out = len(node.outputs) - n_state
+    sequences = [ctx.x(n) for n in node.inputs[1 + n_state :]]
+    batch, longest = ctx.fresh("scan_batch"), ctx.fresh("scan_longest")
+    ctx.line(f"{batch}, {longest} = {sequences[0]}.dims()[:2]", f"Scan {node.name} (opset 8)")
+    lengths = ctx.fresh("scan_lengths") if node.inputs[0] else None
+    if lengths:
+        ctx.line(f"{lengths} = rt.as_ints({ctx.x(node.inputs[0])})")
+    finals = [ctx.fresh("scan_finals") for _ in range(n_state)]
+    stacked = [ctx.fresh("scan_entries") for _ in range(n_out)]
+    for var in finals + stacked:
+        ctx.line(f"{var} = []")
+    entry = ctx.fresh("scan_entry")
+    ctx.line(f"for {entry} in range({batch}):")
+    ctx.indent += "    "
+    states = [ctx.fresh("scan_state") for _ in range(n_state)]
+    for var, name in zip(states, node.inputs[1 : 1 + n_state], strict=True):
+        ctx.line(f"{var} = rt.take({ctx.x(name)}, 0, {entry})")
+    rows = [ctx.fresh("scan_rows") for _ in sequences]
+    for var, seq in zip(rows, sequences, strict=True):
+        ctx.line(f"{var} = rt.take({seq}, 0, {entry})")
+    count = ctx.fresh("scan_count")
+    ctx.line(f"{count} = {lengths}[{entry}]" if lengths else f"{count} = {longest}")
+    collected = [ctx.fresh("scan_items") for _ in range(n_out)]
+    for var in collected:
+        ctx.line(f"{var} = []")
+    step = ctx.fresh("scan_step")
+    ctx.line(f"for {step} in range({count}):")
+    saved = _scoped(ctx)
+    ctx.indent += "    "
+    names = [i.name for i in body.input]
+    bindings = dict(zip(names[:n_state], states, strict=True))
+    for k, (row, direction) in enumerate(zip(rows, directions, strict=True)):
+        index = f"{count} - 1 - {step}" if direction else step
+        item = ctx.fresh("scan_slice")
+        ctx.line(f"{item} = rt.take({row}, 0, {index})")
+        bindings[names[n_state + k]] = item
+    results = emit_body(ctx, body, bindings)
+    if states:
+        ctx.line(f"{', '.join(states)} = {', '.join(results[:n_state])}")
+    for var, res in zip(collected, results[n_state:], strict=True):
+        ctx.line(f"{var}.append({res})")
+    ctx.indent = ctx.indent[:-4]
+    ctx.names, ctx.ranks = saved
+    for var, state in zip(finals, states, strict=True):
+        ctx.line(f"{var}.append({state})")
+    for j, (var, items) in enumerate(zip(stacked, collected, strict=True)):
+        scalar = ctx.graph.info(node.outputs[n_state + j]).rank == 2  # 0-d items
+        ctx.line(f"{var}.append(rt.stack_scan({items}, scalars={scalar}))")
+    ctx.indent = ctx.indent[:-4]
+    for i, var in enumerate(finals):
+        out, result = node.outputs[i], ctx.fresh("scan_out")
+        scalar = ctx.graph.info(out).rank == 1
+        ctx.line(f"{result} = rt.stack_batch({var}, scalars={scalar})")
+        ctx.bind(out, result, ctx.graph.info(out).rank)
+    for j, var in enumerate(stacked):
+        out, result = node.outputs[n_state + j], ctx.fresh("scan_out")
+        ctx.line(f"{result} = rt.stack_batch({var}, {longest})")
+        ctx.bind(out, result, ctx.graph.info(out).rank)
 
 
 @emitter("SequenceMap")

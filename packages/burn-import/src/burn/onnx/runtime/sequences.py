@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from burn.onnx.runtime.shape import as_ints, as_scalar, split
 from burn.tensor import Tensor
+from burn.tensor.errors import ShapeError
 
 __all__ = [
     "concat_from_sequence",
@@ -11,6 +12,7 @@ __all__ = [
     "sequence_erase",
     "sequence_insert",
     "split_to_sequence",
+    "stack_batch",
     "stack_scan",
     "take",
     "item",
@@ -77,6 +79,25 @@ def stack_scan(items: list, axis: int = 0, reverse: bool = False, scalars: bool 
     if scalars:  # one-element tensors standing for ONNX scalars: a vector of them
         return Tensor.cat(list(items), 0)
     return Tensor.stack(list(items), axis % (items[0].rank() + 1))
+
+
+def stack_batch(entries: list, length: int | None = None, scalars: bool = False) -> Tensor:
+    """Opset-8 Scan's results, one per batch entry, stacked along a new batch axis 0; with
+    `length`, each entry is first padded with zeros along its axis 0 to `length` (the scan
+    output of a sequence shorter than the longest)."""
+    if length is not None:
+        padded = []
+        for entry in entries:
+            if isinstance(entry, list):  # no iteration ran, so nothing says the items' shape
+                raise ShapeError("Scan (opset 8): a sequence of length 0 has no output shape")
+            dims = entry.dims()
+            if dims[0] < length:
+                dims[0] = length - dims[0]
+                zeros = Tensor.zeros(dims, device=entry.device(), dtype=entry.dtype)
+                entry = Tensor.cat([entry, zeros], 0)
+            padded.append(entry)
+        entries = padded
+    return stack_scan(entries, 0, False, scalars)
 
 
 def take(x: Tensor, axis: int, index: int) -> Tensor:
