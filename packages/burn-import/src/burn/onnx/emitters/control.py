@@ -107,24 +107,7 @@ def scan(node: Node, ctx: Context) -> None:
     axes = [a % r if r else a for a, r in zip(in_axes, ranks, strict=True)]
     length = ctx.fresh("scan_length")
     ctx.line(f"{length} = {sequences[0]}.dims()[{axes[0]}]")
-    step = ctx.fresh("scan_step")
-    ctx.line(f"for {step} in range({length}):")
-    saved = _scoped(ctx)
-    ctx.indent += "    "
-    names = [i.name for i in body.input]
-    bindings = dict(zip(names[:n_state], states, strict=True))
-    for k, (seq, axis, direction) in enumerate(zip(sequences, axes, in_dirs, strict=True)):
-        index = f"{length} - 1 - {step}" if direction else step
-        item = ctx.fresh("scan_slice")
-        ctx.line(f"{item} = rt.take({seq}, {axis}, {index})")
-        bindings[names[n_state + k]] = item
-    results = emit_body(ctx, body, bindings)
-    if states:
-        ctx.line(f"{', '.join(states)} = {', '.join(results[:n_state])}")
-    for var, res in zip(collected, results[n_state:], strict=True):
-        ctx.line(f"{var}.append({res})")
-    ctx.indent = ctx.indent[:-4]
-    ctx.names, ctx.ranks = saved
+    _scan_steps(ctx, body, length, states, collected, sequences, axes, in_dirs)
     for i, var in enumerate(states):
         ctx.bind(node.outputs[i], var, ctx.graph.info(node.outputs[i]).rank)
     for j, var in enumerate(collected):
@@ -134,6 +117,30 @@ def scan(node: Node, ctx: Context) -> None:
         reverse = bool(out_dirs[j])
         ctx.line(f"{stacked} = rt.stack_scan({var}, {out_axes[j]}, {reverse}, scalars={scalar})")
         ctx.bind(out, stacked, ctx.graph.info(out).rank)
+
+
+def _scan_steps(ctx, body, count, states, collected, sequences, axes, directions) -> None:
+    """The loop both Scans share: `count` steps, each binding the body's inputs to the state
+    variables and to slice `step` (from the end where a direction is 1) of each sequence
+    along its axis, then updating the states and appending the scan outputs to `collected`."""
+    step = ctx.fresh("scan_step")
+    ctx.line(f"for {step} in range({count}):")
+    saved = _scoped(ctx)
+    ctx.indent += "    "
+    names = [i.name for i in body.input]
+    bindings = dict(zip(names[: len(states)], states, strict=True))
+    for k, (seq, axis, direction) in enumerate(zip(sequences, axes, directions, strict=True)):
+        index = f"{count} - 1 - {step}" if direction else step
+        item = ctx.fresh("scan_slice")
+        ctx.line(f"{item} = rt.take({seq}, {axis}, {index})")
+        bindings[names[len(states) + k]] = item
+    results = emit_body(ctx, body, bindings)
+    if states:
+        ctx.line(f"{', '.join(states)} = {', '.join(results[: len(states)])}")
+    for var, res in zip(collected, results[len(states) :], strict=True):
+        ctx.line(f"{var}.append({res})")
+    ctx.indent = ctx.indent[:-4]
+    ctx.names, ctx.ranks = saved
 
 
 def _scan_batch_major(node: Node, ctx: Context) -> None:
@@ -169,24 +176,7 @@ def _scan_batch_major(node: Node, ctx: Context) -> None:
     collected = [ctx.fresh("scan_items") for _ in range(n_out)]
     for var in collected:
         ctx.line(f"{var} = []")
-    step = ctx.fresh("scan_step")
-    ctx.line(f"for {step} in range({count}):")
-    saved = _scoped(ctx)
-    ctx.indent += "    "
-    names = [i.name for i in body.input]
-    bindings = dict(zip(names[:n_state], states, strict=True))
-    for k, (row, direction) in enumerate(zip(rows, directions, strict=True)):
-        index = f"{count} - 1 - {step}" if direction else step
-        item = ctx.fresh("scan_slice")
-        ctx.line(f"{item} = rt.take({row}, 0, {index})")
-        bindings[names[n_state + k]] = item
-    results = emit_body(ctx, body, bindings)
-    if states:
-        ctx.line(f"{', '.join(states)} = {', '.join(results[:n_state])}")
-    for var, res in zip(collected, results[n_state:], strict=True):
-        ctx.line(f"{var}.append({res})")
-    ctx.indent = ctx.indent[:-4]
-    ctx.names, ctx.ranks = saved
+    _scan_steps(ctx, body, count, states, collected, rows, [0] * len(rows), directions)
     for var, state in zip(finals, states, strict=True):
         ctx.line(f"{var}.append({state})")
     for j, (var, items) in enumerate(zip(stacked, collected, strict=True)):
