@@ -5,6 +5,11 @@ Op translation lives in the `emit_*` modules, each registering functions in `EMI
 module holds what they share (`Context`) and assembles the file. Conventions of the generated
 code: every value is a `Tensor`; an ONNX scalar (rank 0) is held as a one-element rank-1 tensor,
 since burn tensors have at least one dimension, and the code generator tracks the true rank.
+
+The one exception is shape arithmetic. What `Shape` gives, and what slicing, gathering with
+constant indices and concatenating such values make of it, is held as a plain list of ints
+(a scalar as a one-element list), as a person would write `x.dims()[:2] + [3, 32]`: no tensor
+is made, and no device is read back, until a value of it meets an op that needs a tensor.
 """
 
 from __future__ import annotations
@@ -122,6 +127,8 @@ class Context:
         self.counters: dict[str, int] = {}
         self.indent = "        "
         self.uses_device = False
+        # Variables holding a shape-like int value as a Python list, with its length if known.
+        self.shape_vars: dict[str, int | None] = {}
 
     # ------------------------------------------------------------------ names
     def fresh(self, base: str) -> str:
@@ -165,10 +172,24 @@ class Context:
             return self.graph.constants[name].dtype
         return self.graph.info(name).dtype
 
+    def shape_var(self, name: str) -> str | None:
+        """The variable holding value `name` as a list of ints, when it is held so."""
+        var = self.names.get(name)
+        return var if var in self.shape_vars else None
+
+    def shape_length(self, name: str) -> int | None:
+        """How many ints the list held for value `name` has, when known here."""
+        var = self.shape_var(name)
+        return None if var is None else self.shape_vars[var]
+
     def x(self, name: str) -> str:
         """An expression for value `name` as a Tensor."""
         if name in self.names:
-            return self.names[name]
+            var = self.names[name]
+            if var in self.shape_vars:  # a list of ints becomes an int64 tensor where needed
+                self.uses_device = True
+                return f"rt.const({var}, 'i64', device)"
+            return var
         if name in self.graph.constants:
             return self._constant(name)
         raise OnnxImportError(f"{self.graph.source}: value {name!r} is used before it is made")
@@ -226,6 +247,12 @@ class Context:
         self.line(f"{var} = {expr}", f"{node.op_type} {node.name}")
         return var
 
+    def assign_shape(self, node: Node, expr: str, rank: int, length: int | None) -> str:
+        """`out = expr` where `expr` is a list of ints standing for a rank 0 or 1 int value."""
+        var = self.assign(node, expr, rank)
+        self.shape_vars[var] = length
+        return var
+
     def assign_many(self, node: Node, expr: str, ranks: list | None = None) -> list[str]:
         names = [
             self.out(node, i, ranks[i] if ranks else None) if n else "_"
@@ -237,6 +264,10 @@ class Context:
 
     def alias(self, node: Node, source: str, i: int = 0) -> None:
         """Output `i` of `node` is input value `source` (Identity and friends)."""
+        held = self.shape_var(source)
+        if held is not None and i == 0:
+            self.assign_shape(node, held, self.rank(source) or 0, self.shape_vars[held])
+            return
         self.assign(node, self.x(source), self.rank(source), i)
 
     def add_field(self, name: str, annotation: str, build: str, weights: dict | None = None) -> str:

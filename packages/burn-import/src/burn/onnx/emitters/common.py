@@ -11,10 +11,13 @@ from burn.onnx.graph import Node
 
 
 def value(ctx: Context, node: Node, i: int) -> str:
-    """Input `i` as a Python value when constant (a list or number), else a tensor expression;
-    `None` for an absent optional input."""
+    """Input `i` as a Python value when constant or held as a list of ints (a list or number),
+    else a tensor expression; `None` for an absent optional input."""
     if not ctx.has(node, i):
         return "None"
+    held = ctx.shape_var(node.inputs[i])
+    if held is not None:  # a list of ints already: a scalar is its one element
+        return f"{held}[0]" if ctx.rank(node.inputs[i]) == 0 else held
     array = ctx.const(node.inputs[i])
     if array is not None and array.size <= 64:
         if array.dtype.kind in "iub" or array.dtype.kind == "f":

@@ -207,6 +207,14 @@ def _cast_to(elem_type: int, node: Node, ctx: Context) -> str:
 @emitter("Cast")
 def cast(node: Node, ctx: Context) -> None:
     to = _cast_to(int(node.attr("to")), node, ctx)
+    held = ctx.shape_var(node.inputs[0])
+    if held is not None and to == "i64":
+        ctx.alias(node, node.inputs[0])  # a shape held as ints stays one
+        return
+    if held is not None and to in ("f16", "bf16", "f32", "f64", "i32", "i16", "i8"):
+        ctx.uses_device = True  # the ints become a tensor of the target type directly
+        ctx.assign(node, f"rt.const({held}, {to!r}, device)", ctx.rank(node.inputs[0]))
+        return
     call(ctx, node, "rt.cast", [ctx.x(node.inputs[0]), repr(to)])
 
 

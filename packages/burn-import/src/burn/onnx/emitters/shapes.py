@@ -11,6 +11,119 @@ def _x(ctx: Context, node: Node, i: int = 0) -> str:
     return ctx.x(node.inputs[i])
 
 
+# ---------------------------------------------------------------------- shapes held as lists
+# `Shape` gives a list of ints, and the ops that shape arithmetic exported from PyTorch and
+# other frameworks runs on it (slices, gathers at constant indices, concatenation with
+# constants, unsqueeze and squeeze of a scalar, casts between int64 values) keep it a list. See
+# `burn.onnx.codegen` for how such a list becomes a tensor where an op needs one.
+
+_NO_END = 1 << 62  # ONNX writes "to the end" as a huge index; the generated slice leaves it out
+
+
+def _ints(ctx: Context, name: str, limit: int = 64) -> list[int] | None:
+    """The values of a small constant int input of rank 0 or 1, else None."""
+    array = ctx.const(name)
+    if array is None or array.dtype.kind not in "iu" or array.ndim > 1 or array.size > limit:
+        return None
+    return [int(v) for v in array.reshape(-1)]
+
+
+def _list_slice(held: str, start: int, end: int, step: int) -> str:
+    """Python source for `held[start:end:step]`, without the parts that are defaults."""
+    parts = [str(start) if start else "", "" if abs(end) >= _NO_END else str(end)]
+    if step != 1:
+        parts.append(str(step))
+    return f"{held}[{':'.join(parts)}]"
+
+
+def _slice_shape(node: Node, ctx: Context) -> bool:
+    """`Slice` of a list-held shape along its one axis, with constant bounds."""
+    held = ctx.shape_var(node.inputs[0])
+    if held is None:
+        return False
+    if "starts" in node.attrs:  # opset < 10
+        bounds = [node.attr("starts"), node.attr("ends"), node.attr("axes"), None]
+        bounds = [None if b is None else [int(v) for v in b] for b in bounds]
+    else:
+        bounds = [_ints(ctx, n) if n else None for n in (node.inputs[1:5] + [""] * 4)[:4]]
+        if any(ctx.has(node, i) and bounds[i - 1] is None for i in range(1, 5)):
+            return False
+    starts, ends, axes, steps = bounds
+    if starts is None or ends is None or len(starts) != 1 or len(ends) != 1:
+        return False
+    if axes is not None and axes not in ([0], [-1]):
+        return False
+    step = 1 if steps is None else (steps[0] if len(steps) == 1 else 0)
+    if step == 0:
+        return False
+    length = ctx.shape_length(node.inputs[0])
+    size = None if length is None else len(range(length)[starts[0] : ends[0] : step])
+    ctx.assign_shape(node, _list_slice(held, starts[0], ends[0], step), 1, size)
+    return True
+
+
+def _concat_shapes(node: Node, ctx: Context) -> bool:
+    """`Concat` of list-held shapes and small int constants into one list."""
+    names = [n for n in node.inputs if n]
+    if int(node.attr("axis", 0)) not in (0, -1) or not any(ctx.shape_var(n) for n in names):
+        return False
+    parts, length = [], 0
+    for name in names:
+        held = ctx.shape_var(name)
+        if held is not None:
+            parts.append(f"*{held}")
+            known = ctx.shape_length(name)
+            length = None if known is None or length is None else length + known
+            continue
+        values = _ints(ctx, name)
+        if values is None:
+            return False
+        parts += [str(v) for v in values]
+        length = None if length is None else length + len(values)
+    ctx.assign_shape(node, f"[{', '.join(parts)}]", 1, length)
+    return True
+
+
+def _gather_shape(node: Node, ctx: Context) -> bool:
+    """`Gather` from a list-held shape at constant indices that are in range."""
+    held = ctx.shape_var(node.inputs[0])
+    length = ctx.shape_length(node.inputs[0])
+    indices = _ints(ctx, node.inputs[1])
+    if held is None or length is None or indices is None:
+        return False
+    if int(node.attr("axis", 0)) not in (0, -1) or ctx.rank(node.inputs[1]) not in (0, 1):
+        return False
+    if not all(-length <= i < length for i in indices):
+        return False  # the general path says which index is out of range, as it runs
+    picked = ", ".join(f"{held}[{i}]" for i in indices)
+    ctx.assign_shape(node, f"[{picked}]", ctx.rank(node.inputs[1]) or 0, len(indices))
+    return True
+
+
+def _squeeze_shape(node: Node, ctx: Context, axes: list[int] | None) -> bool:
+    """`Unsqueeze` of a list-held scalar into one dim, or `Squeeze` of a one-element list."""
+    if ctx.shape_var(node.inputs[0]) is None or (axes is not None and axes not in ([0], [-1])):
+        return False
+    rank = ctx.rank(node.inputs[0])
+    if node.op_type == "Unsqueeze" and rank == 0 and axes is not None:
+        ctx.alias(node, node.inputs[0])
+        ctx.ranks[node.outputs[0]] = 1
+        return True
+    if node.op_type == "Squeeze" and rank == 1 and ctx.shape_length(node.inputs[0]) == 1:
+        ctx.alias(node, node.inputs[0])
+        ctx.ranks[node.outputs[0]] = 0
+        return True
+    return False
+
+
+def _axes(ctx: Context, node: Node) -> list[int] | None:
+    """The constant axes of a Squeeze or Unsqueeze (attribute or input), else None."""
+    axes = node.attr("axes")
+    if axes is not None:
+        return [int(a) for a in axes]
+    return _ints(ctx, node.inputs[1]) if ctx.has(node, 1) else None
+
+
 @emitter("Reshape")
 def reshape(node: Node, ctx: Context) -> None:
     shape = ctx.const(node.inputs[1])
@@ -50,6 +163,8 @@ def transpose(node: Node, ctx: Context) -> None:
 
 @emitter("Squeeze")
 def squeeze(node: Node, ctx: Context) -> None:
+    if _squeeze_shape(node, ctx, _axes(ctx, node)):
+        return
     axes = node.attr("axes")
     axes = repr(list(axes)) if axes is not None else value(ctx, node, 1)
     rank = ctx.rank(node.inputs[0])
@@ -58,6 +173,8 @@ def squeeze(node: Node, ctx: Context) -> None:
 
 @emitter("Unsqueeze")
 def unsqueeze(node: Node, ctx: Context) -> None:
+    if _squeeze_shape(node, ctx, _axes(ctx, node)):
+        return
     axes = node.attr("axes")
     axes = repr(list(axes)) if axes is not None else value(ctx, node, 1)
     rank = ctx.rank(node.inputs[0])
@@ -66,6 +183,8 @@ def unsqueeze(node: Node, ctx: Context) -> None:
 
 @emitter("Concat")
 def concat(node: Node, ctx: Context) -> None:
+    if _concat_shapes(node, ctx):
+        return
     parts = ", ".join(ctx.x(n) for n in node.inputs if n)
     call(ctx, node, "rt.concat", [f"[{parts}]", str(int(node.attr("axis", 0)))])
 
@@ -85,6 +204,8 @@ def split(node: Node, ctx: Context) -> None:
 
 @emitter("Slice")
 def slice_(node: Node, ctx: Context) -> None:
+    if _slice_shape(node, ctx):
+        return
     if "starts" in node.attrs:  # opset < 10
         args = [_x(ctx, node), repr(list(node.attr("starts"))), repr(list(node.attr("ends")))]
         args.append(repr(list(node.attr("axes"))) if node.attr("axes") is not None else "None")
@@ -95,8 +216,12 @@ def slice_(node: Node, ctx: Context) -> None:
 
 @emitter("Gather")
 def gather(node: Node, ctx: Context) -> None:
+    if _gather_shape(node, ctx):
+        return
     rank = ctx.rank(node.inputs[1])
-    args = [_x(ctx, node), _x(ctx, node, 1)]
+    indices = _ints(ctx, node.inputs[1])
+    index = repr(indices) if indices is not None and rank in (0, 1) else _x(ctx, node, 1)
+    args = [_x(ctx, node), index]
     call(ctx, node, "rt.gather", args, f"axis={int(node.attr('axis', 0))}, index_rank={rank}")
 
 
@@ -124,15 +249,23 @@ def scatter_nd(node: Node, ctx: Context) -> None:
 
 @emitter("Shape")
 def shape(node: Node, ctx: Context) -> None:
+    """The dims as a list of ints (a rank 0 value, held as one element, has none)."""
     rank = ctx.rank(node.inputs[0])
-    extra = attr_args(node, ["start", "end"])
-    extra = (extra + ", " if extra else "") + f"rank={rank}"
-    call(ctx, node, "rt.shape_of", [_x(ctx, node)], extra, rank=1)
+    if rank == 0:
+        ctx.assign_shape(node, "[]", 1, 0)
+        return
+    start, end = int(node.attr("start", 0)), node.attr("end")
+    end = _NO_END if end is None else int(end)
+    length = None if rank is None else len(range(rank)[start:end])
+    expr = f"{_x(ctx, node)}.dims()"
+    if start or end != _NO_END:
+        expr = _list_slice(expr, start, end, 1)
+    ctx.assign_shape(node, expr, 1, length)
 
 
 @emitter("Size")
 def size(node: Node, ctx: Context) -> None:
-    call(ctx, node, "rt.size_of", [_x(ctx, node)], rank=0)
+    ctx.assign_shape(node, f"[{_x(ctx, node)}.num_elements()]", 0, 1)
 
 
 @emitter("Expand")

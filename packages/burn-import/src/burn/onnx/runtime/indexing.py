@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from burn.onnx.runtime.shape import as_ints, as_scalar, fit, full
 from burn.tensor import Bool, Tensor
+from burn.tensor.errors import OutOfRangeError, ShapeError
 
 __all__ = [
     "compress",
@@ -30,9 +31,7 @@ def gather(data: Tensor, indices, axis: int = 0, index_rank: int | None = None) 
     rank = data.rank()
     axis %= rank
     if not isinstance(indices, Tensor):
-        indices = Tensor.from_data(
-            np.asarray(indices).reshape(-1), device=data.device(), dtype=fit("i64", data.device())
-        )
+        return _gather_at(data, [int(i) for i in np.asarray(indices).reshape(-1)], axis, index_rank)
     size = data.dims()[axis]
     idx_dims = indices.dims() if index_rank != 0 else []
     flat = _wrap_negative(indices.reshape([max(indices.num_elements(), 0)]), size)
@@ -43,6 +42,31 @@ def gather(data: Tensor, indices, axis: int = 0, index_rank: int | None = None) 
     picked = data.select(axis, flat)
     dims = data.dims()
     out = dims[:axis] + idx_dims + dims[axis + 1 :]
+    return picked.reshape(out or [1])
+
+
+def _gather_at(data: Tensor, indices: list[int], axis: int, index_rank: int | None) -> Tensor:
+    """`gather` at indices known on the host (constants of the model): checked and wrapped
+    here, and one index is a `narrow` rather than a `select` through an index tensor."""
+    dims = data.dims()
+    size = dims[axis]
+    for i in indices:
+        if not -size <= i < size:
+            raise OutOfRangeError(
+                f"Gather: index {i} is out of range for axis {axis} of size {size}"
+            )
+    wrapped = [i % size for i in indices]
+    idx_dims = [] if index_rank == 0 else [len(indices)] if index_rank in (None, 1) else None
+    if idx_dims is None:
+        raise ShapeError(f"Gather: host indices must be a scalar or a list, got rank {index_rank}")
+    out = dims[:axis] + idx_dims + dims[axis + 1 :]
+    if not wrapped:
+        return full(out or [1], 0, data.device(), data.dtype)
+    if len(wrapped) == 1:
+        picked = data.narrow(axis, wrapped[0], 1)
+    else:
+        where = Tensor.from_data(wrapped, device=data.device(), dtype=fit("i64", data.device()))
+        picked = data.select(axis, where)
     return picked.reshape(out or [1])
 
 

@@ -59,7 +59,10 @@ def fit(dtype, device) -> str:
 
 
 def const(values, dtype: str, device) -> Tensor:
-    """A constant of the generated code: `values` as `dtype` (or the nearest the backend has)."""
+    """A constant of the generated code: `values` as `dtype` (or the nearest the backend has);
+    an empty list gives an empty rank-1 tensor."""
+    if isinstance(values, list) and not values:
+        return full([0], 0, device, dtype)
     return Tensor.from_data(values, device=device, dtype=fit(dtype, device))
 
 
