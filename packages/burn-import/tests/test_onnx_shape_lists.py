@@ -123,6 +123,79 @@ def test_head_split_with_a_scale_from_the_last_dim(device):
     assert ".num_elements()" in source
 
 
+@pytest.mark.parametrize("device", _devices())
+def test_chunk_bounds_from_shape_arithmetic(device):
+    """`torch.chunk` as exported: (C + 1) / 2 from the shape, times 1 and 2, as Slice bounds;
+    and arithmetic that goes negative, where integer division truncates toward zero."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Gather", ["shape", "one"], ["channels"], axis=0),
+        helper.make_node("Add", ["channels", "one"], ["plus"]),
+        helper.make_node("Div", ["plus", "two"], ["half"]),
+        helper.make_node("Mul", ["half", "two"], ["end"]),
+        helper.make_node("Unsqueeze", ["half", "axes"], ["start1"]),
+        helper.make_node("Unsqueeze", ["end", "axes"], ["end1"]),
+        helper.make_node("Slice", ["x", "start1", "end1", "one1"], ["y"]),
+        helper.make_node("Sub", ["eleven", "shape"], ["gap"]),
+        helper.make_node("Div", ["gap", "minus_three"], ["quotients"]),
+        helper.make_node("Mul", ["shape", "quotients"], ["products"]),
+    ]
+    model = _model(
+        nodes,
+        [helper.make_tensor_value_info("x", F32, ["n", "c", 2])],
+        [
+            helper.make_tensor_value_info("y", F32, ["n", None, 2]),
+            helper.make_tensor_value_info("quotients", I64, [3]),
+            helper.make_tensor_value_info("products", I64, [3]),
+        ],
+        [
+            _scalar("one", 1),
+            _scalar("two", 2),
+            _ints("axes", [0]),
+            _ints("one1", [1]),
+            _scalar("eleven", 11),
+            _scalar("minus_three", -3),
+        ],
+    )
+    rng = np.random.default_rng(3)
+    feeds = [[rng.standard_normal((n, c, 2)).astype(np.float32)] for n, c in ((1, 5), (3, 8))]
+    source = _check(model, feeds, device)
+    start = source.index("def forward")
+    body = source[start : source.index("        return ", start)]
+    assert "int(" in body and "rt.const(" not in body  # tensors only for the outputs
+
+
+@pytest.mark.parametrize("device", _devices())
+def test_range_and_constant_of_shape_from_a_shape(device):
+    """Position ids `Range(0, T, 1)` and a filled tensor of the input's shape."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Gather", ["shape", "one"], ["steps"], axis=0),
+        helper.make_node("Range", ["zero", "steps", "one"], ["positions"]),
+        helper.make_node(
+            "ConstantOfShape",
+            ["shape"],
+            ["filled"],
+            value=helper.make_tensor("v", F32, [1], [2.5]),
+        ),
+        helper.make_node("Add", ["x", "filled"], ["y"]),
+    ]
+    model = _model(
+        nodes,
+        [helper.make_tensor_value_info("x", F32, ["n", "t"])],
+        [
+            helper.make_tensor_value_info("positions", I64, ["t"]),
+            helper.make_tensor_value_info("y", F32, ["n", "t"]),
+        ],
+        [_scalar("zero", 0), _scalar("one", 1)],
+    )
+    rng = np.random.default_rng(4)
+    feeds = [[rng.standard_normal((n, t)).astype(np.float32)] for n, t in ((1, 4), (2, 7))]
+    source = _check(model, feeds, device)
+    assert "rt.range_(0, gather_out1[0], 1, device=device)" in source
+    assert "rt.constant_of_shape(shape_out1," in source
+
+
 def test_shape_lists_reach_the_outputs_as_int64_tensors():
     nodes = [
         helper.make_node("Shape", ["x"], ["all"]),

@@ -25,6 +25,14 @@ def value(ctx: Context, node: Node, i: int) -> str:
     return ctx.x(node.inputs[i])
 
 
+def small_ints(ctx: Context, name: str, limit: int = 64) -> list[int] | None:
+    """The values of a small constant int input of rank 0 or 1, else None."""
+    array = ctx.const(name)
+    if array is None or array.dtype.kind not in "iu" or array.ndim > 1 or array.size > limit:
+        return None
+    return [int(v) for v in array.reshape(-1)]
+
+
 def tensor(ctx: Context, node: Node, i: int) -> str:
     return ctx.x(node.inputs[i]) if ctx.has(node, i) else "None"
 

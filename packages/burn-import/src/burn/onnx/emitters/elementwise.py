@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from burn.onnx.codegen import Context, emitter
-from burn.onnx.emitters.common import attr_args, call, onnx_dtype_name, value
+from burn.onnx.emitters.common import attr_args, call, onnx_dtype_name, small_ints, value
 from burn.onnx.errors import OnnxImportError
 from burn.onnx.graph import Node
 
@@ -19,8 +19,51 @@ def _eff(rank):
     return None if rank is None else max(rank, 1)
 
 
+def _shape_arithmetic(node: Node, ctx: Context) -> bool:
+    """Add, Sub, Mul or Div of a list-held shape with a one-value int constant or another
+    list-held shape (of one value, or of the same known length): a list again. Integer
+    division truncates toward zero, as ONNX's does."""
+    a, b = node.inputs[0], node.inputs[1]
+    if ctx.shape_var(a) is None and ctx.shape_var(b) is None:
+        return False
+    terms, lengths = [], []
+    for name in (a, b):
+        held = ctx.shape_var(name)
+        if held is not None:
+            one = ctx.rank(name) == 0 or ctx.shape_length(name) == 1
+            terms.append(f"{held}[0]" if one else None)
+            lengths.append(1 if one else ctx.shape_length(name))
+            continue
+        values = small_ints(ctx, name)
+        if values is None or len(values) != 1:
+            return False
+        terms.append(str(values[0]))
+        lengths.append(1)
+    if lengths[0] != 1 and lengths[1] != 1 and (lengths[0] is None or lengths[0] != lengths[1]):
+        return False
+    symbol = _BINARY[node.op_type][0]
+
+    def apply(x: str, y: str) -> str:
+        return f"int({x} / {y})" if symbol == "/" else f"{x} {symbol} {y}"
+
+    if lengths == [1, 1]:
+        expr = f"[{apply(terms[0], terms[1])}]"
+    elif lengths[1] == 1:
+        expr = f"[{apply('v', terms[1])} for v in {ctx.shape_var(a)}]"
+    elif lengths[0] == 1:
+        expr = f"[{apply(terms[0], 'v')} for v in {ctx.shape_var(b)}]"
+    else:
+        pairs = f"zip({ctx.shape_var(a)}, {ctx.shape_var(b)}, strict=True)"
+        expr = f"[{apply('u', 'v')} for u, v in {pairs}]"
+    rank = max(ctx.rank(a) or 0, ctx.rank(b) or 0)
+    ctx.assign_shape(node, expr, rank, None if None in lengths else max(lengths))
+    return True
+
+
 @emitter("Add", "Sub", "Mul", "Div")
 def binary(node: Node, ctx: Context) -> None:
+    if _shape_arithmetic(node, ctx):
+        return
     symbol, helper = _BINARY[node.op_type]
     a, b = node.inputs[0], node.inputs[1]
     ra, rb = _eff(ctx.rank(a)), _eff(ctx.rank(b))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from burn.onnx.codegen import Context, burn_dtype, emitter
-from burn.onnx.emitters.common import attr_args, call, onnx_dtype_name, value
+from burn.onnx.emitters.common import attr_args, call, onnx_dtype_name, small_ints, value
 from burn.onnx.graph import Node
 
 
@@ -18,14 +18,6 @@ def _x(ctx: Context, node: Node, i: int = 0) -> str:
 # `burn.onnx.codegen` for how such a list becomes a tensor where an op needs one.
 
 _NO_END = 1 << 62  # ONNX writes "to the end" as a huge index; the generated slice leaves it out
-
-
-def _ints(ctx: Context, name: str, limit: int = 64) -> list[int] | None:
-    """The values of a small constant int input of rank 0 or 1, else None."""
-    array = ctx.const(name)
-    if array is None or array.dtype.kind not in "iu" or array.ndim > 1 or array.size > limit:
-        return None
-    return [int(v) for v in array.reshape(-1)]
 
 
 def _list_slice(held: str, start: int, end: int, step: int) -> str:
@@ -45,7 +37,7 @@ def _slice_shape(node: Node, ctx: Context) -> bool:
         bounds = [node.attr("starts"), node.attr("ends"), node.attr("axes"), None]
         bounds = [None if b is None else [int(v) for v in b] for b in bounds]
     else:
-        bounds = [_ints(ctx, n) if n else None for n in (node.inputs[1:5] + [""] * 4)[:4]]
+        bounds = [small_ints(ctx, n) if n else None for n in (node.inputs[1:5] + [""] * 4)[:4]]
         if any(ctx.has(node, i) and bounds[i - 1] is None for i in range(1, 5)):
             return False
     starts, ends, axes, steps = bounds
@@ -75,7 +67,7 @@ def _concat_shapes(node: Node, ctx: Context) -> bool:
             known = ctx.shape_length(name)
             length = None if known is None or length is None else length + known
             continue
-        values = _ints(ctx, name)
+        values = small_ints(ctx, name)
         if values is None:
             return False
         parts += [str(v) for v in values]
@@ -88,7 +80,7 @@ def _gather_shape(node: Node, ctx: Context) -> bool:
     """`Gather` from a list-held shape at constant indices that are in range."""
     held = ctx.shape_var(node.inputs[0])
     length = ctx.shape_length(node.inputs[0])
-    indices = _ints(ctx, node.inputs[1])
+    indices = small_ints(ctx, node.inputs[1])
     if held is None or length is None or indices is None:
         return False
     if int(node.attr("axis", 0)) not in (0, -1) or ctx.rank(node.inputs[1]) not in (0, 1):
@@ -121,7 +113,7 @@ def _axes(ctx: Context, node: Node) -> list[int] | None:
     axes = node.attr("axes")
     if axes is not None:
         return [int(a) for a in axes]
-    return _ints(ctx, node.inputs[1]) if ctx.has(node, 1) else None
+    return small_ints(ctx, node.inputs[1]) if ctx.has(node, 1) else None
 
 
 @emitter("Reshape")
@@ -219,7 +211,7 @@ def gather(node: Node, ctx: Context) -> None:
     if _gather_shape(node, ctx):
         return
     rank = ctx.rank(node.inputs[1])
-    indices = _ints(ctx, node.inputs[1])
+    indices = small_ints(ctx, node.inputs[1])
     index = repr(indices) if indices is not None and rank in (0, 1) else _x(ctx, node, 1)
     args = [_x(ctx, node), index]
     call(ctx, node, "rt.gather", args, f"axis={int(node.attr('axis', 0))}, index_rank={rank}")
@@ -296,11 +288,24 @@ def constant_of_shape(node: Node, ctx: Context) -> None:
     if v is not None:
         ctx.need("numpy", "array")
         fill = f"array({v.reshape(-1).tolist()!r}, {v.dtype.name!r})"
+    held = ctx.shape_var(node.inputs[0])
+    if held is not None:
+        ctx.uses_device = True
+        call(ctx, node, "rt.constant_of_shape", [held, fill], "device=device")
+        return
     call(ctx, node, "rt.constant_of_shape", [_x(ctx, node), fill])
 
 
 @emitter("Range")
 def range_(node: Node, ctx: Context) -> None:
+    """A range whose bounds come from a shape (held as ints, or int constants) is counted on
+    the host; any other is computed from its tensors."""
+    bounds = [value(ctx, node, i) for i in range(3)]
+    held = any(ctx.shape_var(n) for n in node.inputs[:3])
+    if held and all(ctx.shape_var(n) or small_ints(ctx, n) is not None for n in node.inputs[:3]):
+        ctx.uses_device = True
+        call(ctx, node, "rt.range_", bounds, "device=device")
+        return
     call(ctx, node, "rt.range_", [_x(ctx, node, i) for i in range(3)])
 
 

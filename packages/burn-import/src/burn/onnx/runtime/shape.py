@@ -298,9 +298,12 @@ def _pad_axis(x: Tensor, axis: int, before: int, after: int, mode: str, value) -
     return x.select(axis, index)
 
 
-def constant_of_shape(shape: Tensor, value=None, like: Tensor | None = None) -> Tensor:
+def constant_of_shape(shape, value=None, like: Tensor | None = None, device=None) -> Tensor:
+    """A tensor of `shape` (a tensor or a list of ints) filled with `value`, on `device` or
+    on the device of `like` or of `shape`."""
     dims = as_ints(shape)
-    device = (like or shape).device() if isinstance(shape, Tensor) or like else None
+    if device is None:
+        device = (like or shape).device() if isinstance(shape, Tensor) or like else None
     if value is None:
         return full(_as_shape(dims), 0, device, "f32")
     array = np.asarray(value).reshape(-1)
@@ -313,9 +316,13 @@ def constant_of_shape(shape: Tensor, value=None, like: Tensor | None = None) -> 
     return full(_as_shape(dims), v, device, dtype)
 
 
-def range_(start: Tensor, limit: Tensor, delta: Tensor) -> Tensor:
+def range_(start, limit, delta, device=None) -> Tensor:
+    """ONNX Range of scalar tensors, or of Python ints (a shape's) on `device`, as int64."""
     s, e, d = as_scalar(start), as_scalar(limit), as_scalar(delta)
     n = max(int(np.ceil((e - s) / d)), 0)
+    if not isinstance(start, Tensor):
+        values = [s + i * d for i in range(n)]
+        return const(values, "i64", device)
     if n == 0:
         return full([0], 0, start.device(), start.dtype)
     if start.kind is Int:
