@@ -196,6 +196,37 @@ def test_range_and_constant_of_shape_from_a_shape(device):
     assert "rt.constant_of_shape(shape_out1," in source
 
 
+@pytest.mark.parametrize("device", _devices())
+def test_resize_and_expand_to_sizes_taken_from_another_input(device):
+    """A feature pyramid's upsampling: Resize to the size of a finer map, read by Shape."""
+    nodes = [
+        helper.make_node("Shape", ["fine"], ["size"]),
+        helper.make_node("Resize", ["coarse", "", "", "size"], ["up"], mode="nearest"),
+        helper.make_node("Add", ["up", "fine"], ["y"]),
+        helper.make_node("Shape", ["up"], ["up_size"]),
+        helper.make_node("Expand", ["bias", "up_size"], ["spread"]),
+    ]
+    model = _model(
+        nodes,
+        [
+            helper.make_tensor_value_info("coarse", F32, ["n", 2, "h", "w"]),
+            helper.make_tensor_value_info("fine", F32, ["n", 2, "H", "W"]),
+        ],
+        [
+            helper.make_tensor_value_info("y", F32, ["n", 2, "H", "W"]),
+            helper.make_tensor_value_info("spread", F32, ["n", 2, "H", "W"]),
+        ],
+        [helper.make_tensor("bias", F32, [2, 1, 1], [0.5, -1.5])],
+    )
+    rng = np.random.default_rng(5)
+    feeds = [
+        [rng.standard_normal(s).astype(np.float32) for s in ((n, 2, h, h), (n, 2, 2 * h, 2 * h))]
+        for n, h in ((1, 3), (2, 4))
+    ]
+    source = _check(model, feeds, device)
+    assert "rt.shape_of" not in source
+
+
 def test_shape_lists_reach_the_outputs_as_int64_tensors():
     nodes = [
         helper.make_node("Shape", ["x"], ["all"]),
