@@ -265,6 +265,36 @@ def test_attribute_values_that_are_not_finite_become_valid_source():
     assert values["modes"] == [0, 6] and values["mode"] == "avg"
 
 
+def test_scalar_constants_on_either_side_of_arithmetic():
+    """One-element constants become Python numbers in the source, NaN and infinities too,
+    on the right or (floats) on the left of the operator."""
+    import burn.onnx.backend as backend
+
+    consts = {"inf": np.inf, "nan": np.nan, "two": 2.0, "neg": -np.inf}
+    nodes = [
+        helper.make_node("Add", ["x", "inf"], ["a"]),
+        helper.make_node("Mul", ["nan", "x"], ["b"]),
+        helper.make_node("Div", ["two", "x"], ["c"]),
+        helper.make_node("Sub", ["neg", "x"], ["d"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "scalars",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [3]) for n in "abcd"],
+        [helper.make_tensor(k, TensorProto.FLOAT, [], [v]) for k, v in consts.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    rep = backend.prepare(model)
+    assert "rt.const" not in rep.source and 'float("inf")' in rep.source
+    x = np.array([1.0, -4.0, 0.5], np.float32)
+    a, b, c, d = rep.run([x])
+    np.testing.assert_array_equal(a, x + np.inf)
+    assert np.isnan(b).all()
+    np.testing.assert_allclose(c, 2.0 / x)
+    np.testing.assert_array_equal(d, -np.inf - x)
+
+
 @pytest.mark.parametrize("with_lengths", [True, False])
 @pytest.mark.parametrize("reverse", [0, 1])
 def test_opset8_scan_runs_each_batch_entry_to_its_own_length(reverse, with_lengths):

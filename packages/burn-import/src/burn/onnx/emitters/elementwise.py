@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from burn.onnx.codegen import Context, emitter
+import numpy as np
+from burn.onnx.codegen import Context, emitter, literal
 from burn.onnx.emitters.common import attr_args, call, onnx_dtype_name, small_ints, value
 from burn.onnx.errors import OnnxImportError
 from burn.onnx.graph import Node
@@ -13,6 +14,13 @@ _BINARY = {
     "Mul": ("*", "rt.mul"),
     "Div": ("/", "rt.div"),
 }
+
+
+def _number(const) -> str:
+    """Python source for a one-element constant: a float (NaN and infinities included) or an
+    int."""
+    value = const.reshape(-1)[:1]
+    return literal(value.astype(np.float64) if const.dtype.kind == "f" else value)[1:-1]
 
 
 def _eff(rank):
@@ -77,9 +85,18 @@ def binary(node: Node, ctx: Context) -> None:
         and rb <= ra
         and not is_bool
     ):
-        number = const.reshape(-1)[0]
-        number = float(number) if const.dtype.kind == "f" else int(number)
-        ctx.assign(node, f"{ctx.x(a)} {symbol} {number!r}")
+        ctx.assign(node, f"{ctx.x(a)} {symbol} {_number(const)}")
+        return
+    left = ctx.const(a)
+    if (
+        left is not None
+        and left.size == 1
+        and left.dtype.kind == "f"
+        and ra is not None
+        and rb is not None
+        and ra <= rb
+    ):  # a float constant on the left: `1.0 / x` (no tensor made for it)
+        ctx.assign(node, f"{_number(left)} {symbol} {ctx.x(b)}")
         return
     if ra is not None and ra == rb and not is_bool:
         ctx.assign(node, f"{ctx.x(a)} {symbol} {ctx.x(b)}")
