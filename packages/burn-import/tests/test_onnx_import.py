@@ -48,6 +48,15 @@ def test_modelgen_writes_source_and_weights(generated):
     assert "# Conv /conv1/Conv" in source  # the ONNX op and node name of each step
 
 
+def test_shape_arithmetic_is_lists_and_ranks_are_known(generated):
+    """The encoder's attention reshapes come from `Shape`: lists of ints in the source, and
+    every rank the runtime helpers are given is known (from the lists' lengths where shape
+    inference left it out)."""
+    source = (generated / "transformer_encoder.py").read_text()
+    assert ".dims()" in source and "rt.shape_of" not in source and "rt.concat" not in source
+    assert "rank=None" not in source
+
+
 def test_generated_source_is_ruff_clean(generated):
     ruff = shutil.which("ruff") or shutil.which("ruff", path=str(Path(sys.executable).parent))
     if ruff is None:

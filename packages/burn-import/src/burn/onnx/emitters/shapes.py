@@ -124,7 +124,9 @@ def reshape(node: Node, ctx: Context) -> None:
         ctx.assign(node, f"{_x(ctx, node)}.reshape({shape.tolist()})")
         return
     args = [_x(ctx, node), value(ctx, node, 1)]
-    call(ctx, node, "rt.reshape", args, f"allowzero={allowzero}" if allowzero else "")
+    extra = f"allowzero={allowzero}" if allowzero else ""
+    # A shape held as a list of known length gives the rank shape inference may not have.
+    call(ctx, node, "rt.reshape", args, extra, rank=ctx.shape_length(node.inputs[1]))
 
 
 @emitter("Flatten")
@@ -148,7 +150,7 @@ def transpose(node: Node, ctx: Context) -> None:
     if rank == 0:
         ctx.alias(node, node.inputs[0])
     elif perm is not None:
-        ctx.assign(node, f"{_x(ctx, node)}.permute({list(perm)})")
+        ctx.assign(node, f"{_x(ctx, node)}.permute({list(perm)})", len(perm))
     else:
         call(ctx, node, "rt.transpose", [_x(ctx, node)])
 
@@ -157,20 +159,22 @@ def transpose(node: Node, ctx: Context) -> None:
 def squeeze(node: Node, ctx: Context) -> None:
     if _squeeze_shape(node, ctx, _axes(ctx, node)):
         return
-    axes = node.attr("axes")
-    axes = repr(list(axes)) if axes is not None else value(ctx, node, 1)
+    known = _axes(ctx, node)
+    axes = repr(list(node.attr("axes"))) if node.attr("axes") is not None else value(ctx, node, 1)
     rank = ctx.rank(node.inputs[0])
-    call(ctx, node, "rt.squeeze", [_x(ctx, node), axes], f"rank={rank}")
+    out = None if rank is None or not known else rank - len(known)
+    call(ctx, node, "rt.squeeze", [_x(ctx, node), axes], f"rank={rank}", rank=out)
 
 
 @emitter("Unsqueeze")
 def unsqueeze(node: Node, ctx: Context) -> None:
     if _squeeze_shape(node, ctx, _axes(ctx, node)):
         return
-    axes = node.attr("axes")
-    axes = repr(list(axes)) if axes is not None else value(ctx, node, 1)
+    known = _axes(ctx, node)
+    axes = repr(list(node.attr("axes"))) if node.attr("axes") is not None else value(ctx, node, 1)
     rank = ctx.rank(node.inputs[0])
-    call(ctx, node, "rt.unsqueeze", [_x(ctx, node), axes], f"rank={rank}")
+    out = None if rank is None or known is None else rank + len(known)
+    call(ctx, node, "rt.unsqueeze", [_x(ctx, node), axes], f"rank={rank}", rank=out)
 
 
 @emitter("Concat")
@@ -263,7 +267,9 @@ def size(node: Node, ctx: Context) -> None:
 @emitter("Expand")
 def expand(node: Node, ctx: Context) -> None:
     rank = ctx.rank(node.inputs[0])
-    call(ctx, node, "rt.expand", [_x(ctx, node), value(ctx, node, 1)], f"rank={rank}")
+    length = ctx.shape_length(node.inputs[1])
+    out = None if rank is None or length is None else max(rank, length)
+    call(ctx, node, "rt.expand", [_x(ctx, node), value(ctx, node, 1)], f"rank={rank}", rank=out)
 
 
 @emitter("Tile")
@@ -291,7 +297,8 @@ def constant_of_shape(node: Node, ctx: Context) -> None:
     held = ctx.shape_var(node.inputs[0])
     if held is not None:
         ctx.uses_device = True
-        call(ctx, node, "rt.constant_of_shape", [held, fill], "device=device")
+        rank = ctx.shape_length(node.inputs[0])
+        call(ctx, node, "rt.constant_of_shape", [held, fill], "device=device", rank=rank)
         return
     call(ctx, node, "rt.constant_of_shape", [_x(ctx, node), fill])
 
