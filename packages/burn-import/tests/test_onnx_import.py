@@ -304,6 +304,40 @@ def test_scalar_constants_on_either_side_of_arithmetic():
     np.testing.assert_array_equal(d, -np.inf - x)
 
 
+def test_clip_between_constants_is_a_clamp():
+    """ReLU6 as MobileNet exports it becomes `x.clamp(0.0, 6.0)`; a one-sided clip is
+    `clamp_min`; min above max (max everywhere, as ONNX says) keeps the general helper."""
+    import burn.onnx.backend as backend
+
+    nodes = [
+        helper.make_node("Clip", ["x", "zero", "six"], ["relu6"]),
+        helper.make_node("Clip", ["x", "zero"], ["relu"]),
+        helper.make_node("Clip", ["x", "six", "zero"], ["crossed"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "clips",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+        [
+            helper.make_tensor_value_info(n, TensorProto.FLOAT, [4])
+            for n in ("relu6", "relu", "crossed")
+        ],
+        [
+            helper.make_tensor("zero", TensorProto.FLOAT, [], [0.0]),
+            helper.make_tensor("six", TensorProto.FLOAT, [], [6.0]),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    rep = backend.prepare(model)
+    assert ".clamp(0.0, 6.0)" in rep.source and ".clamp_min(0.0)" in rep.source
+    assert "rt.clip(" in rep.source
+    x = np.array([-1.0, 3.0, 9.0, np.nan], np.float32)
+    relu6, relu, crossed = rep.run([x])
+    np.testing.assert_array_equal(relu6, [0.0, 3.0, 6.0, np.nan])
+    np.testing.assert_array_equal(relu, [0.0, 3.0, 9.0, np.nan])
+    np.testing.assert_array_equal(crossed[:3], [0.0, 0.0, 0.0])
+
+
 @pytest.mark.parametrize("with_lengths", [True, False])
 @pytest.mark.parametrize("reverse", [0, 1])
 def test_opset8_scan_runs_each_batch_entry_to_its_own_length(reverse, with_lengths):

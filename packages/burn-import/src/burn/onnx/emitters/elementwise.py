@@ -246,12 +246,40 @@ def prelu(node: Node, ctx: Context) -> None:
 
 @emitter("Clip")
 def clip(node: Node, ctx: Context) -> None:
+    """A float tensor between constant bounds is `x.clamp(lo, hi)` (or `clamp_min`,
+    `clamp_max`); other clips (int tensors, bounds computed by the graph, NaN bounds, or min
+    above max, where ONNX gives max everywhere) go through `rt.clip`."""
     args = [ctx.x(node.inputs[0])]
     if "min" in node.attrs or "max" in node.attrs:  # opset < 11
-        args += [repr(node.attr("min")), repr(node.attr("max"))]
+        bounds = [node.attr("min"), node.attr("max")]
+        args += [repr(bounds[0]), repr(bounds[1])]
     else:
+        bounds = [_float_bound(ctx, node, i) for i in (1, 2)]
         args += [value(ctx, node, 1), value(ctx, node, 2)]
+    dtype = ctx.dtype(node.inputs[0])
+    lo, hi = (None if b is None else float(b) for b in bounds)
+    plain = dtype is not None and dtype.kind == "f" and not (lo is None and hi is None)
+    plain = plain and not any(b is not None and b != b for b in (lo, hi))  # NaN bounds
+    if plain and (lo is None or hi is None or lo <= hi):
+        x = args[0]
+        text = {v: _number(np.asarray(v)) for v in (lo, hi) if v is not None}
+        if lo is not None and hi is not None:
+            ctx.assign(node, f"{x}.clamp({text[lo]}, {text[hi]})")
+        elif lo is not None:
+            ctx.assign(node, f"{x}.clamp_min({text[lo]})")
+        else:
+            ctx.assign(node, f"{x}.clamp_max({text[hi]})")
+        return
     call(ctx, node, "rt.clip", args)
+
+
+def _float_bound(ctx: Context, node: Node, i: int):
+    """Clip's bound `i` as a number when absent (None) or a one-element constant; else NaN,
+    which keeps the general path."""
+    if not ctx.has(node, i):
+        return None
+    array = ctx.const(node.inputs[i])
+    return float(array.reshape(-1)[0]) if array is not None and array.size == 1 else float("nan")
 
 
 def _cast_to(elem_type: int, node: Node, ctx: Context) -> str:
