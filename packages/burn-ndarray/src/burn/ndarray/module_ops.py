@@ -9,7 +9,7 @@ stride-1 2-D convolution also has Winograd algorithms for all three (`burn.ndarr
 which spend 2.25-4x fewer multiplies. Where an op has several algorithms, the faster for each
 shape is chosen by timing them on its first call (`burn.ndarray.autotune`).
 
-Pools reduce over window views; adaptive pooling and interpolation are separable linear maps,
+Pools reduce over window views (a plain max pool one spatial dim at a time); adaptive pooling and interpolation are separable linear maps,
 applied as small dense matrices (their gradients are the transposed matrices).
 
 Float16/bfloat16 inputs are computed in float32 (numpy's BLAS has no half precision) and the
@@ -48,8 +48,9 @@ def _work(a: np.ndarray) -> np.ndarray:
     return a.astype(np.float32) if a.dtype.itemsize < 4 else a
 
 
-def _windows(x, kernel, stride, dilation, padding, out, value=0.0) -> np.ndarray:
-    """A view `[*lead, *out, *kernel]` of what each kernel tap sees (pads with `value`)."""
+def _padded(x, kernel, stride, dilation, padding, out, value=0.0) -> np.ndarray:
+    """`x` padded with `value` before (`padding`) and after (as far as the last window
+    reaches) its spatial dims; `x` itself when nothing is added."""
     nd = len(kernel)
     spatial = x.shape[-nd:]
     after = [
@@ -59,6 +60,13 @@ def _windows(x, kernel, stride, dilation, padding, out, value=0.0) -> np.ndarray
     if any(padding) or any(after):
         pads = [(0, 0)] * (x.ndim - nd) + list(zip(padding, after, strict=True))
         x = np.pad(x, pads, constant_values=value)
+    return x
+
+
+def _windows(x, kernel, stride, dilation, padding, out, value=0.0) -> np.ndarray:
+    """A view `[*lead, *out, *kernel]` of what each kernel tap sees (pads with `value`)."""
+    nd = len(kernel)
+    x = _padded(x, kernel, stride, dilation, padding, out, value)
     extent = [(k - 1) * d + 1 for k, d in zip(kernel, dilation, strict=True)]
     win = sliding_window_view(x, extent, axis=tuple(range(x.ndim - nd, x.ndim)))
     index = (
@@ -198,9 +206,11 @@ def _conv_options(options):
 
 
 def _bias(y, bias):
+    """`y + bias` per channel, added in place: `y` is always the fresh result of the op that
+    calls this (no caller, cache or view shares it), so the sum needs no second array."""
     if bias is None:
         return y
-    return y + _work(bias).reshape(1, -1, *([1] * (y.ndim - 2)))
+    return np.add(y, _work(bias).reshape(1, -1, *([1] * (y.ndim - 2))), out=y)
 
 
 class NdArrayModuleOps:
@@ -357,15 +367,28 @@ class NdArrayModuleOps:
         return xg.astype(x.dtype, copy=False)
 
     def _nd_max_pool(self, x, kernel, stride, padding, dilation):
-        """The maxima alone: one in-place `np.maximum` per tap (NaN propagates, as in the
-        indexed version), without the index bookkeeping that inference does not need."""
+        """The maxima alone, without the index bookkeeping that inference does not need. The
+        max over a window is the max along each spatial dim in turn, so a 3x3 window costs
+        3 + 3 in-place `np.maximum` passes over shrinking arrays rather than 9, and the passes
+        along the outer dims read whole contiguous rows. NaN propagates, as in the indexed
+        version."""
+        nd = len(kernel)
         out = conv_output_sizes(x.shape[2:], kernel, stride, padding, dilation)
-        best = None
-        for tap in _taps(x, kernel, stride, dilation, padding, out, -np.inf):
-            if best is None:
-                best = tap.copy()
-            else:
-                np.maximum(best, tap, out=best)
+        best = _padded(x, kernel, stride, dilation, padding, out, -np.inf)
+        for axis in range(nd - 1, -1, -1):  # the innermost spatial dim first
+            dim = 2 + axis
+            k, d, s, o = kernel[axis], dilation[axis], stride[axis], out[axis]
+            reduced = None
+            for tap in range(k):
+                index = [slice(None)] * best.ndim
+                start = tap * d
+                index[dim] = slice(start, start + (o - 1) * s + 1 if o > 0 else start, s)
+                view = best[tuple(index)]
+                if reduced is None:
+                    reduced = view.copy()
+                else:
+                    np.maximum(reduced, view, out=reduced)
+            best = reduced
         return best
 
     def _nd_max_pool_with_indices(self, x, kernel, stride, padding, dilation):
