@@ -9,8 +9,9 @@ stride-1 2-D convolution also has Winograd algorithms for all three (`burn.ndarr
 which spend 2.25-4x fewer multiplies. Where an op has several algorithms, the faster for each
 shape is chosen by timing them on its first call (`burn.ndarray.autotune`).
 
-Pools reduce over window views (a plain max pool one spatial dim at a time); adaptive pooling and interpolation are separable linear maps,
-applied as small dense matrices (their gradients are the transposed matrices).
+Pools reduce over window views (a plain max pool one spatial dim at a time); adaptive pooling
+and interpolation are separable linear maps, applied as small dense matrices (their gradients
+are the transposed matrices).
 
 Float16/bfloat16 inputs are computed in float32 (numpy's BLAS has no half precision) and the
 result is cast back, so every op keeps its input's dtype.
