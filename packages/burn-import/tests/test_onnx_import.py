@@ -304,6 +304,31 @@ def test_scalar_constants_on_either_side_of_arithmetic():
     np.testing.assert_array_equal(d, -np.inf - x)
 
 
+def test_a_cast_to_the_type_a_value_has_is_no_op():
+    import burn.onnx.backend as backend
+
+    nodes = [
+        helper.make_node("Cast", ["x"], ["same"], to=TensorProto.FLOAT),
+        helper.make_node("Cast", ["same"], ["half"], to=TensorProto.FLOAT16),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "casts",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [
+            helper.make_tensor_value_info("same", TensorProto.FLOAT, [2]),
+            helper.make_tensor_value_info("half", TensorProto.FLOAT16, [2]),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    rep = backend.prepare(model)
+    assert rep.source.count("rt.cast(") == 1  # only the one to float16
+    same, half = rep.run([np.array([1.5, -2.25], np.float32)])
+    np.testing.assert_array_equal(same, [1.5, -2.25])
+    assert half.dtype == np.float16
+    np.testing.assert_array_equal(half, [1.5, -2.25])
+
+
 def test_clip_between_constants_is_a_clamp():
     """ReLU6 as MobileNet exports it becomes `x.clamp(0.0, 6.0)`; a one-sided clip is
     `clamp_min`; min above max (max everywhere, as ONNX says) keeps the general helper."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from burn.onnx.codegen import Context, emitter, literal
+from burn.onnx.codegen import Context, burn_dtype, emitter, literal
 from burn.onnx.emitters.common import attr_args, call, onnx_dtype_name, small_ints, value
 from burn.onnx.errors import OnnxImportError
 from burn.onnx.graph import Node
@@ -302,6 +302,9 @@ def cast(node: Node, ctx: Context) -> None:
     if held is not None and to in ("f16", "bf16", "f32", "f64", "i32", "i16", "i8"):
         ctx.uses_device = True  # the ints become a tensor of the target type directly
         ctx.assign(node, f"rt.const({held}, {to!r}, device)", ctx.rank(node.inputs[0]))
+        return
+    if held is None and burn_dtype(ctx.dtype(node.inputs[0])) == to:
+        ctx.alias(node, node.inputs[0])  # already of that type: nothing to do
         return
     call(ctx, node, "rt.cast", [ctx.x(node.inputs[0]), repr(to)])
 
