@@ -20,7 +20,7 @@ import types
 import numpy as np
 import onnx
 from burn.onnx.codegen import burn_dtype
-from burn.onnx.graph import DEFAULT_OPSET, elem_dtype, load_graph
+from burn.onnx.graph import DEFAULT_OPSET, held_array, load_graph, stored_dtype
 from burn.onnx.passes import run_passes
 from burn.onnx.render import Generated, apply_weights, generate
 from onnx.backend.base import Backend, BackendRep
@@ -47,7 +47,7 @@ def _translate(model: onnx.ModelProto):
         graph = run_passes(load_graph(model, DEFAULT_OPSET))
         generated = generate(graph)
         inputs = [(i.name, i.rank) for i in graph.inputs]
-        outputs = [(o.name, o.rank, elem_dtype(o.elem_type)) for o in graph.outputs]
+        outputs = [(o.name, o.rank, stored_dtype(o.elem_type)) for o in graph.outputs]
         if len(_CACHE) >= _CACHE_LIMIT:
             _CACHE.pop(next(iter(_CACHE)))
         hit = _CACHE[key] = (generated, inputs, outputs)
@@ -91,7 +91,7 @@ class BurnRep(BackendRep):
             return [BurnRep._tensor(v, device) for v in value]
         if isinstance(value, onnx.TensorProto):
             value = onnx.numpy_helper.to_array(value)
-        array = np.asarray(value)
+        array = held_array(np.asarray(value))
         dtype = burn_dtype(array.dtype)
         if dtype is None:
             raise TypeError(f"burn.onnx.backend: inputs of dtype {array.dtype} are not supported")

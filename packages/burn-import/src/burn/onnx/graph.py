@@ -39,13 +39,63 @@ try:
 except ImportError:  # pragma: no cover - ml_dtypes comes with burn-tensor
     pass
 
+# ONNX element types narrower than any burn computes in (8-, 4- and 2-bit floats and integers,
+# and the 8-bit exponent type): their values are held in float32 or int64, which represent every
+# one of them exactly. A cast to one rounds as that type does (`burn.onnx.runtime.narrow`), and
+# `burn.onnx.backend` hands such values back in the ONNX type.
+_NARROW_HELD = {
+    onnx.TensorProto.FLOAT8E4M3FN: np.dtype(np.float32),
+    onnx.TensorProto.FLOAT8E4M3FNUZ: np.dtype(np.float32),
+    onnx.TensorProto.FLOAT8E5M2: np.dtype(np.float32),
+    onnx.TensorProto.FLOAT8E5M2FNUZ: np.dtype(np.float32),
+    onnx.TensorProto.FLOAT4E2M1: np.dtype(np.float32),
+    onnx.TensorProto.FLOAT8E8M0: np.dtype(np.float32),
+    onnx.TensorProto.INT4: np.dtype(np.int64),
+    onnx.TensorProto.UINT4: np.dtype(np.int64),
+    onnx.TensorProto.INT2: np.dtype(np.int64),
+    onnx.TensorProto.UINT2: np.dtype(np.int64),
+}
+
+# How many values of the 4- and 2-bit types one stored word holds.
+_PACKED = {
+    onnx.TensorProto.INT4: 2,
+    onnx.TensorProto.UINT4: 2,
+    onnx.TensorProto.FLOAT4E2M1: 2,
+    onnx.TensorProto.INT2: 4,
+    onnx.TensorProto.UINT2: 4,
+}
+
 # The opset older models are raised to before translation (newer models are kept as they are).
 DEFAULT_OPSET = 17
 
 
 def elem_dtype(elem_type: int) -> np.dtype | None:
-    """The numpy dtype of an ONNX element type, or None for one burn does not compute in."""
-    return _ELEM_TO_NUMPY.get(elem_type)
+    """The numpy dtype burn computes values of an ONNX element type in (for a narrow type, the
+    wider one that holds it), or None for one burn does not compute in."""
+    return _ELEM_TO_NUMPY.get(elem_type) or _NARROW_HELD.get(elem_type)
+
+
+def is_narrow(elem_type: int) -> bool:
+    """Whether the element type is one burn holds in a wider type (see `_NARROW_HELD`)."""
+    return elem_type in _NARROW_HELD
+
+
+def stored_dtype(elem_type: int) -> np.dtype | None:
+    """The numpy dtype ONNX values of this element type are exchanged in: the narrow types'
+    own (ml_dtypes') dtypes, else `elem_dtype`'s."""
+    if is_narrow(elem_type):
+        return np.dtype(helper.tensor_dtype_to_np_dtype(elem_type))
+    return elem_dtype(elem_type)
+
+
+def held_array(array: np.ndarray) -> np.ndarray:
+    """`array` in the dtype burn holds it in: values of a narrow type (ml_dtypes' float8,
+    float4, int4, int2...) become float32 or int64, exactly; any other array is returned as
+    it is."""
+    for elem, held in _NARROW_HELD.items():
+        if array.dtype == stored_dtype(elem):
+            return array.astype(held)
+    return array
 
 
 def elem_name(elem_type: int) -> str:
@@ -174,7 +224,7 @@ def tensor_array(proto: onnx.TensorProto, what: str) -> np.ndarray:
     """
     what = f"{what}: tensor {proto.name!r}"
     count = declared_elements(proto.dims, what)
-    dtype = elem_dtype(proto.data_type)
+    dtype = _ELEM_TO_NUMPY.get(proto.data_type)  # narrow types pack their bits: not checked
     if proto.data_location == onnx.TensorProto.EXTERNAL:
         raise OnnxImportError(f"{what}: external data was not loaded")
     if proto.HasField("raw_data"):
@@ -185,12 +235,13 @@ def tensor_array(proto: onnx.TensorProto, what: str) -> np.ndarray:
             )
     else:
         stored = max(len(getattr(proto, f)) for f in _VALUE_FIELDS)
-        if stored not in (count, 2 * count):  # complex values take two entries each
+        packed = -(-count // _PACKED.get(proto.data_type, 1))  # 4- and 2-bit values share words
+        if stored not in (count, 2 * count, packed):  # complex values take two entries each
             raise OnnxImportError(
                 f"{what}: shape {list(proto.dims)} declares {count} values, the file holds {stored}"
             )
     try:
-        return numpy_helper.to_array(proto)
+        return held_array(numpy_helper.to_array(proto))
     except Exception as e:
         raise OnnxImportError(f"{what}: unreadable values ({type(e).__name__}: {e})") from None
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-from burn.onnx.graph import Graph, Node, ValueInfo, graph_from_proto
+from burn.onnx.graph import Graph, Node, ValueInfo, graph_from_proto, held_array
 
 # Ops whose result is not a function of their inputs, or that carry subgraphs: never folded.
 _NOT_FOLDED = frozenset(
@@ -57,6 +57,8 @@ def _evaluate(node: Node, graph: Graph) -> list[np.ndarray] | None:
         results = evaluator.run(None, feeds)
     except Exception:  # an op the evaluator lacks: it runs in the generated code instead
         return None
+    if any(r is None or isinstance(r, (list, tuple)) for r in results):
+        return None  # a sequence or an optional: made by the generated code, not a constant
     arrays = [np.asarray(r) if not isinstance(r, np.ndarray) else r for r in results]
     if any(a.dtype == object for a in arrays):
         return None
@@ -82,6 +84,7 @@ def fold_constants(graph: Graph) -> None:
         for name, value in zip(node.outputs, results, strict=False):
             if not name:
                 continue
+            value = held_array(value)  # a narrow type's values, held in a wider type
             graph.constants[name] = value
             old = graph.values.get(name)
             elem = old.elem_type if old is not None and old.elem_type else 0

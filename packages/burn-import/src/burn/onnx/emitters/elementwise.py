@@ -6,7 +6,7 @@ import numpy as np
 from burn.onnx.codegen import Context, burn_dtype, emitter, literal
 from burn.onnx.emitters.common import attr_args, call, onnx_dtype_name, small_ints, value
 from burn.onnx.errors import OnnxImportError
-from burn.onnx.graph import Node
+from burn.onnx.graph import Node, elem_name, is_narrow
 
 _BINARY = {
     "Add": ("+", "rt.add"),
@@ -292,8 +292,27 @@ def _cast_to(elem_type: int, node: Node, ctx: Context) -> str:
     return name
 
 
+def _narrow_cast(node: Node, ctx: Context, elem: int) -> bool:
+    """A cast to or between the narrow element types (see `burn.onnx.runtime.narrow`): the
+    values round on the host. A cast out of one to a wider type needs nothing special."""
+    source = ctx.graph.info(node.inputs[0]).elem_type
+    if not is_narrow(elem):
+        return False
+    args = [ctx.x(node.inputs[0]), repr(elem_name(elem))]
+    if is_narrow(source):
+        args.append(f"source={elem_name(source)!r}")
+    if not int(node.attr("saturate", 1)):
+        args.append("saturate=0")
+    if node.attr("round_mode", "up") != "up":
+        args.append(f"round_mode={node.attr('round_mode')!r}")
+    call(ctx, node, "rt.narrow", args)
+    return True
+
+
 @emitter("Cast")
 def cast(node: Node, ctx: Context) -> None:
+    if _narrow_cast(node, ctx, int(node.attr("to"))):
+        return
     to = _cast_to(int(node.attr("to")), node, ctx)
     held = ctx.shape_var(node.inputs[0])
     if held is not None and to == "i64":
@@ -319,6 +338,8 @@ def cast_like(node: Node, ctx: Context) -> None:
     if not elem:  # a type only known when the model runs
         like = ctx.x(node.inputs[1])
         call(ctx, node, "rt.cast", [ctx.x(node.inputs[0]), f"{like}.dtype.value"])
+        return
+    if _narrow_cast(node, ctx, int(elem)):
         return
     to = _cast_to(int(elem), node, ctx)
     call(ctx, node, "rt.cast", [ctx.x(node.inputs[0]), repr(to)])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from burn.onnx.codegen import Context, emitter
 from burn.onnx.emitters.common import attr_args, call, onnx_dtype_name, value
-from burn.onnx.graph import Node, graph_from_proto
+from burn.onnx.graph import Node, elem_name, graph_from_proto, is_narrow
 from burn.onnx.passes import fold_constants
 
 
@@ -127,6 +127,10 @@ def quantize(node: Node, ctx: Context) -> None:
         )
         if attrs["output_dtype"] is None:
             del attrs["output_dtype"]
+    quantized = ctx.graph.info(node.outputs[0]).elem_type
+    if node.op_type == "QuantizeLinear" and is_narrow(quantized):
+        attrs["narrow_type"] = elem_name(quantized)  # held in a wider type: say which
+        attrs.pop("output_dtype", None)
     extra = ", ".join(f"{k}={v!r}" for k, v in attrs.items())
     fn = "rt.quantize_linear" if node.op_type == "QuantizeLinear" else "rt.dequantize_linear"
     call(ctx, node, fn, args, extra)
@@ -263,7 +267,8 @@ def bitcast(node: Node, ctx: Context) -> None:
     elem = int(node.attr("to"))
     numpy_dtype = elem_dtype(elem)
     to = onnx_dtype_name(elem)
-    if numpy_dtype is None or to is None:
+    narrow = is_narrow(elem) or is_narrow(ctx.graph.info(node.inputs[0]).elem_type)
+    if numpy_dtype is None or to is None or narrow:  # a narrow type's bits are not held
         from burn.onnx.errors import OnnxImportError
 
         raise OnnxImportError(

@@ -1,10 +1,12 @@
-"""Linear quantization: QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear for the
-integer types burn holds (per tensor, per axis, or in blocks along an axis)."""
+"""Linear quantization: QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear (per tensor,
+per axis, or in blocks along an axis), for the integer types burn holds and for the narrow ones
+it holds in wider types (`burn.onnx.runtime.narrow`)."""
 
 from __future__ import annotations
 
 import numpy as np
 from burn.onnx.runtime.math import round_even
+from burn.onnx.runtime.narrow import narrow
 from burn.onnx.runtime.shape import fit
 from burn.tensor import Tensor
 
@@ -23,6 +25,8 @@ _RANGES = {
     "i32": (-(2**31), 2**31 - 1),
     "i64": (0, 65535),  # unsigned 16-bit values are held as i64
 }
+# The integer types narrower than a byte, held as i64.
+_NARROW_RANGES = {"INT4": (-8, 7), "UINT4": (0, 15), "INT2": (-2, 1), "UINT2": (0, 3)}
 
 
 def _broadcast(param: Tensor, x: Tensor, axis: int, block_size: int) -> Tensor:
@@ -49,14 +53,26 @@ def quantize_linear(
     output_dtype: str = "u8",
     saturate: int = 1,
     precision: int = 0,
+    narrow_type: str | None = None,
 ) -> Tensor:
+    """`x / scale` rounded to even, plus the zero point, clipped to the quantized type's range.
+    `narrow_type` names the ONNX type when it is one burn holds in a wider type (`"INT4"`,
+    `"FLOAT8E4M3FN"`...): an integer one clips to its own range, a float one rounds (and with
+    `saturate`, saturates) as the type does, through `burn.onnx.runtime.narrow`."""
     dtype = y_zero_point.dtype.value if y_zero_point is not None else output_dtype
     lo, hi = _RANGES.get(dtype, (0, 255))
+    if narrow_type in _NARROW_RANGES:
+        (lo, hi), dtype = _NARROW_RANGES[narrow_type], fit("i64", x.device())
     scale = _broadcast(y_scale, x, axis, block_size)
     # `x / scale` in x's own precision, as the spec computes it (a float64 quotient rounds a
     # value near a tie to the other integer); half precision divides in float32.
     work = x if x.dtype.value in ("f32", "f64") else x.float("f32")
     kind = work.dtype.value
+    if narrow_type is not None and narrow_type not in _NARROW_RANGES:  # a narrow float type
+        q = work / scale.float(kind)
+        if narrow_type == "FLOAT4E2M1" and y_zero_point is not None:
+            q = q + _broadcast(y_zero_point, x, axis, block_size).float(kind)
+        return narrow(q, narrow_type, saturate=saturate)  # a float8's zero point is 0
     q = round_even(work / scale.float(kind))
     if y_zero_point is not None:
         q = q + _broadcast(y_zero_point, x, axis, block_size).float(kind)
