@@ -65,7 +65,7 @@ def reason_of(error: BaseException) -> str:
     if isinstance(error, AssertionError):
         return "numeric or shape mismatch with the expected output"
     if "dtype" in first or "element type" in first or "object" in first:
-        return "element type burn does not compute in (strings)"
+        return "element type burn does not compute in"
     first = re.sub(r"test_\w+", "", first)
     return f"error: {type(error).__name__}: {first[:120]}"
 

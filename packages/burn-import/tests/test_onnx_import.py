@@ -142,16 +142,17 @@ def test_half_precision_and_record_type(tmp_path):
 
 
 def _unsupported_model(path: Path) -> Path:
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])
+    rois = helper.make_tensor_value_info("rois", TensorProto.FLOAT, [1, 5])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n"])
     nodes = [
         helper.make_node("Relu", ["x"], ["a"], name="relu"),
-        helper.make_node("StringNormalizer", ["a"], ["b"], name="normalize_first"),
-        helper.make_node("StringNormalizer", ["b"], ["c"], name="normalize_second"),
-        helper.make_node("RegexFullMatch", ["c"], ["d"], name="match"),
+        helper.make_node("GlobalLpPool", ["a"], ["b"], name="pool_first"),
+        helper.make_node("GlobalLpPool", ["b"], ["c"], name="pool_second"),
+        helper.make_node("MaxRoiPool", ["c", "rois"], ["d"], name="roi", pooled_shape=[1, 1]),
         helper.make_node("Warp", ["d"], ["y"], name="warp", domain="com.example"),
     ]
-    graph = helper.make_graph(nodes, "unsupported", [x], [y])
+    graph = helper.make_graph(nodes, "unsupported", [x, rois], [y])
     opsets = [helper.make_opsetid("", 21), helper.make_opsetid("com.example", 1)]
     model = helper.make_model(graph, opset_imports=opsets)
     model.ir_version = 8
@@ -166,13 +167,13 @@ def test_every_unsupported_op_is_reported_at_once(tmp_path):
         ModelGen().input(source).out_dir(out).run()
     error = info.value
     assert error.unsupported == {
-        "RegexFullMatch": (1, "match"),
-        "StringNormalizer": (2, "normalize_first"),
+        "GlobalLpPool": (2, "pool_first"),
+        "MaxRoiPool": (1, "roi"),
         "com.example:Warp": (1, "warp"),
     }
     text = str(error)
     assert "3 unsupported op type(s) in 4 node(s)" in text
-    assert "StringNormalizer: 2 node(s), first 'normalize_first'" in text
+    assert "GlobalLpPool: 2 node(s), first 'pool_first'" in text
     assert not out.exists()  # nothing was written
 
 

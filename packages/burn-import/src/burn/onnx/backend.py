@@ -23,6 +23,7 @@ from burn.onnx.codegen import burn_dtype
 from burn.onnx.graph import DEFAULT_OPSET, held_array, load_graph, stored_dtype
 from burn.onnx.passes import run_passes
 from burn.onnx.render import Generated, apply_weights, generate
+from burn.onnx.runtime.strings import strings
 from onnx.backend.base import Backend, BackendRep
 
 _CACHE: dict[str, tuple[Generated, list, list]] = {}
@@ -92,6 +93,8 @@ class BurnRep(BackendRep):
         if isinstance(value, onnx.TensorProto):
             value = onnx.numpy_helper.to_array(value)
         array = held_array(np.asarray(value))
+        if array.dtype.kind in "OSU":  # strings stay on the host (`burn.onnx.runtime.strings`)
+            return strings(array)
         dtype = burn_dtype(array.dtype)
         if dtype is None:
             raise TypeError(f"burn.onnx.backend: inputs of dtype {array.dtype} are not supported")
@@ -105,6 +108,8 @@ class BurnRep(BackendRep):
             return None
         if isinstance(tensor, list):
             return [BurnRep._array(t, None, None) for t in tensor]
+        if isinstance(tensor, np.ndarray):  # a string value, already on the host
+            return tensor
         array = np.asarray(tensor.to_data().array)
         if rank == 0 and array.size == 1:
             array = array.reshape(())

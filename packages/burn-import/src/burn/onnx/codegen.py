@@ -6,10 +6,12 @@ module holds what they share (`Context`) and assembles the file. Conventions of 
 code: every value is a `Tensor`; an ONNX scalar (rank 0) is held as a one-element rank-1 tensor,
 since burn tensors have at least one dimension, and the code generator tracks the true rank.
 
-The one exception is shape arithmetic. What `Shape` gives, and what slicing, gathering with
-constant indices and concatenating such values make of it, is held as a plain list of ints
-(a scalar as a one-element list), as a person would write `x.dims()[:2] + [3, 32]`: no tensor
-is made, and no device is read back, until a value of it meets an op that needs a tensor.
+Two kinds of value are not tensors. ONNX's strings are numpy arrays of `str` on the host
+(`burn.onnx.runtime.strings`), since burn's tensors hold numbers. And shape arithmetic: what
+`Shape` gives, and what slicing, gathering with constant indices and concatenating such values
+make of it, is held as a plain list of ints (a scalar as a one-element list), as a person would
+write `x.dims()[:2] + [3, 32]`: no tensor is made, and no device is read back, until a value of
+it meets an op that needs a tensor.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from burn.onnx.errors import OnnxImportError, UnsupportedOpsError
 from burn.onnx.graph import Graph, Node, elem_dtype
 
 EMITTERS: dict[str, Callable[[Node, Context], None]] = {}
+STRING = 8  # onnx.TensorProto.STRING
 
 # Constants up to this many elements are written into the source; larger ones become fields.
 INLINE_LIMIT = 32
@@ -167,6 +170,12 @@ class Context:
             return list(self.graph.constants[name].shape)
         return self.graph.info(name).shape
 
+    def is_string(self, name: str) -> bool:
+        """Whether value `name` is of ONNX's string type (a numpy array of str here)."""
+        if name in self.graph.constants:
+            return self.graph.constants[name].dtype.kind in "OUS"
+        return self.graph.info(name).elem_type == STRING
+
     def dtype(self, name: str) -> np.dtype | None:
         if name in self.graph.constants:
             return self.graph.constants[name].dtype
@@ -196,6 +205,12 @@ class Context:
 
     def _constant(self, name: str) -> str:
         array = self.graph.constants[name]
+        if array.dtype.kind in "OUS":  # strings stay on the host, written out in full
+            var = self.fresh("constant")
+            values = repr(np.asarray(array, dtype=object).tolist())
+            self.line(f"{var} = rt.strings({values})")
+            self.bind(name, var, array.ndim)
+            return var
         dtype = burn_dtype(array.dtype)
         if dtype is None:
             raise OnnxImportError(
@@ -282,6 +297,34 @@ class Context:
 
     def need(self, module: str, name: str) -> None:
         self.imports.add((module, name))
+
+
+# Ops that take ONNX string values (numpy arrays of str in the generated code): any other op
+# reached by one is refused when the model is generated, by name, rather than failing as it runs.
+STRING_OPS = frozenset(
+    {
+        "StringConcat",
+        "StringSplit",
+        "StringNormalizer",
+        "RegexFullMatch",
+        "Equal",
+        "Identity",
+        "ai.onnx.ml:LabelEncoder",
+    }
+)
+
+
+def emit(node: Node, ctx: Context) -> None:
+    """Translate `node` with its emitter, once its inputs are known to suit it."""
+    if node.qualified_op not in STRING_OPS:
+        for name in node.inputs:
+            if name and ctx.is_string(name):
+                raise OnnxImportError(
+                    f"{ctx.graph.source}: node {node.name!r} ({node.op_type}) takes the string "
+                    f"value {name!r}; burn computes on strings only in "
+                    f"{', '.join(sorted(STRING_OPS))}"
+                )
+    EMITTERS[node.qualified_op](node, ctx)
 
 
 def unsupported_ops(graph: Graph) -> dict[str, tuple[int, str]]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from burn.module import Module
-from burn.onnx.codegen import EMITTERS, Context, check_supported, snake, source_text
+from burn.onnx.codegen import Context, check_supported, emit, snake, source_text
 from burn.onnx.graph import Graph
 
 RECORDERS = {
@@ -52,7 +52,7 @@ def generate(
         ctx.bind(info.name, var, info.rank)
         params.append(var)
     for node in graph.nodes:
-        EMITTERS[node.qualified_op](node, ctx)
+        emit(node, ctx)
     results = [ctx.x(out.name) for out in graph.outputs]
     weights = {}
     for f in ctx.fields:

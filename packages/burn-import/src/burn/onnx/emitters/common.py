@@ -37,7 +37,7 @@ def tensor(ctx: Context, node: Node, i: int) -> str:
     return ctx.x(node.inputs[i]) if ctx.has(node, i) else "None"
 
 
-def _attribute_literal(val) -> str:
+def attribute_literal(val) -> str:
     """Python source for an attribute's value: numbers (NaN and infinities included, which
     `repr` would write as names), lists of them, tensors as nested lists, strings."""
     if isinstance(val, np.ndarray):
@@ -60,7 +60,7 @@ def attr_args(node: Node, names=None, rename: dict | None = None) -> str:
                 f"node {node.name!r} ({node.op_type}) has an attribute named {key!r}, "
                 "which is not a Python identifier"
             )
-        parts.append(f"{(rename or {}).get(key, key)}={_attribute_literal(val)}")
+        parts.append(f"{(rename or {}).get(key, key)}={attribute_literal(val)}")
     return ", ".join(parts)
 
 

@@ -3,7 +3,7 @@ the body's inputs bound to the loop's variables (outer values stay visible, as i
 
 from __future__ import annotations
 
-from burn.onnx.codegen import EMITTERS, Context, emitter
+from burn.onnx.codegen import Context, emit, emitter
 from burn.onnx.graph import Node, graph_from_proto
 from burn.onnx.passes import fold_constants
 
@@ -21,7 +21,7 @@ def emit_body(
     for info in proto.input:
         ctx.bind(info.name, bindings[info.name], (ranks or {}).get(info.name))
     for inner in sub.nodes:
-        EMITTERS[inner.qualified_op](inner, ctx)
+        emit(inner, ctx)
     results = [ctx.x(out.name) for out in sub.outputs]
     ctx.graph.constants = saved_consts
     return results

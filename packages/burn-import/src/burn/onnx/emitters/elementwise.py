@@ -131,6 +131,11 @@ _COMPARE = {
 
 @emitter(*_COMPARE)
 def compare(node: Node, ctx: Context) -> None:
+    if node.op_type == "Equal" and any(ctx.is_string(n) for n in node.inputs[:2]):
+        ctx.uses_device = True  # strings compare on the host; the answer is a bool tensor
+        a, b = ctx.x(node.inputs[0]), ctx.x(node.inputs[1])
+        ctx.assign(node, f"rt.string_equal({a}, {b}, device=device)")
+        return
     args = [repr(_COMPARE[node.op_type]), ctx.x(node.inputs[0]), ctx.x(node.inputs[1])]
     call(ctx, node, "rt.compare", args)
 

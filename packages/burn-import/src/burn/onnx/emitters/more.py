@@ -77,7 +77,7 @@ def window(node: Node, ctx: Context) -> None:
 @emitter("If")
 def if_(node: Node, ctx: Context) -> None:
     """Both branches as Python `if`/`else` blocks on the condition's value."""
-    from burn.onnx.codegen import EMITTERS
+    from burn.onnx.codegen import emit
 
     results = [ctx.fresh("if_out") for _ in node.outputs]
     ctx.line(f"if bool({ctx.x(node.inputs[0])}.any()):", f"If {node.name}")
@@ -92,7 +92,7 @@ def if_(node: Node, ctx: Context) -> None:
         ctx.indent += "    "
         start = len(ctx.lines)
         for inner in sub.nodes:
-            EMITTERS[inner.qualified_op](inner, ctx)
+            emit(inner, ctx)
         for var, out in zip(results, sub.outputs, strict=True):
             ctx.line(f"{var} = {ctx.x(out.name)}")
         if len(ctx.lines) == start:

@@ -4,6 +4,7 @@ Each helper is composed from the public `Tensor` API only, so a generated model 
 backend and trains under `Autodiff`. Arguments follow the ONNX op's inputs and attributes (same
 names and defaults); index-like inputs (shapes, axes, pads) may be Python lists or Int tensors.
 An ONNX scalar is a one-element rank-1 tensor here (burn tensors have at least one dimension).
+String values are numpy arrays of `str` on the host (`strings`).
 """
 
 from burn.onnx.runtime.attention import *  # noqa: F403
@@ -27,6 +28,7 @@ from burn.onnx.runtime.sequences import *  # noqa: F403
 from burn.onnx.runtime.shape import *  # noqa: F403
 from burn.onnx.runtime.spectral import *  # noqa: F403
 from burn.onnx.runtime.stateful import *  # noqa: F403
+from burn.onnx.runtime.strings import *  # noqa: F403
 from burn.onnx.runtime.text import *  # noqa: F403
 from burn.onnx.runtime.training import *  # noqa: F403
 from burn.onnx.runtime.trees import *  # noqa: F403
