@@ -132,6 +132,16 @@ def test_a_packed_weight_with_the_wrong_count_is_refused():
         load_graph(model)
 
 
+def test_raw_narrow_data_of_the_wrong_size_is_refused():
+    tensor = helper.make_tensor("w8", TensorProto.FLOAT8E4M3FN, [1000], [0.0] * 1000)
+    tensor.raw_data = bytes(10)  # 1,000 one-byte values declared, 10 bytes stored
+    del tensor.int32_data[:]
+    nodes = [helper.make_node("Cast", ["w8"], ["y"], to=F32)]
+    model = _model(nodes, [], [helper.make_tensor_value_info("y", F32, [1000])], [tensor])
+    with pytest.raises(OnnxImportError, match="1000 bytes"):
+        load_graph(model)
+
+
 def test_bitcast_of_a_narrow_type_is_refused():
     nodes = [helper.make_node("BitCast", ["x"], ["y"], to=TensorProto.FLOAT8E4M3FN)]
     model = _model(

@@ -88,14 +88,15 @@ def stored_dtype(elem_type: int) -> np.dtype | None:
     return elem_dtype(elem_type)
 
 
+_HOLDERS = {stored_dtype(elem): held for elem, held in _NARROW_HELD.items()}
+
+
 def held_array(array: np.ndarray) -> np.ndarray:
     """`array` in the dtype burn holds it in: values of a narrow type (ml_dtypes' float8,
     float4, int4, int2...) become float32 or int64, exactly; any other array is returned as
     it is."""
-    for elem, held in _NARROW_HELD.items():
-        if array.dtype == stored_dtype(elem):
-            return array.astype(held)
-    return array
+    held = _HOLDERS.get(array.dtype)
+    return array if held is None else array.astype(held)
 
 
 def elem_name(elem_type: int) -> str:
@@ -224,14 +225,19 @@ def tensor_array(proto: onnx.TensorProto, what: str) -> np.ndarray:
     """
     what = f"{what}: tensor {proto.name!r}"
     count = declared_elements(proto.dims, what)
-    dtype = _ELEM_TO_NUMPY.get(proto.data_type)  # narrow types pack their bits: not checked
+    dtype = _ELEM_TO_NUMPY.get(proto.data_type)
     if proto.data_location == onnx.TensorProto.EXTERNAL:
         raise OnnxImportError(f"{what}: external data was not loaded")
     if proto.HasField("raw_data"):
-        if dtype is not None and len(proto.raw_data) != count * dtype.itemsize:
+        needed = None
+        if dtype is not None:
+            needed = count * dtype.itemsize
+        elif is_narrow(proto.data_type):  # one byte a value, or 2 or 4 values a byte
+            needed = -(-count // _PACKED.get(proto.data_type, 1))
+        if needed is not None and len(proto.raw_data) != needed:
             raise OnnxImportError(
                 f"{what}: shape {list(proto.dims)} of {elem_name(proto.data_type)} needs "
-                f"{count * dtype.itemsize} bytes, the file holds {len(proto.raw_data)}"
+                f"{needed} bytes, the file holds {len(proto.raw_data)}"
             )
     else:
         stored = max(len(getattr(proto, f)) for f in _VALUE_FIELDS)
