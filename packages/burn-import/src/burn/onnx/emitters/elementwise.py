@@ -43,8 +43,8 @@ def _shape_arithmetic(node: Node, ctx: Context) -> bool:
             lengths.append(1 if one else ctx.shape_length(name))
             continue
         values = small_ints(ctx, name)
-        if values is None or len(values) != 1:
-            return False
+        if values is None or len(values) != 1 or (node.op_type == "Div" and values == [0]):
+            return False  # (a division by zero is left to the tensor path)
         terms.append(str(values[0]))
         lengths.append(1)
     if lengths[0] != 1 and lengths[1] != 1 and (lengths[0] is None or lengths[0] != lengths[1]):
