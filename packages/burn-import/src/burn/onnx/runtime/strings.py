@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 from burn.onnx.errors import OnnxImportError
-from burn.onnx.runtime.shape import fit
+from burn.onnx.runtime.shape import fit, full
 from burn.tensor import Tensor
 from burn.tensor.errors import ShapeError
 
@@ -42,8 +42,6 @@ def _tensor(array: np.ndarray, dtype: str, device) -> Tensor:
     array = np.asarray(array)
     dtype = fit(dtype, device)
     if array.size == 0:
-        from burn.onnx.runtime.shape import full
-
         return full(list(array.shape), 0, device, dtype)
     return Tensor.from_data(array.reshape(array.shape or (1,)), device=device, dtype=dtype)
 
@@ -55,9 +53,8 @@ def string_concat(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def string_equal(x: np.ndarray, y: np.ndarray, device=None) -> Tensor:
     """Element-wise equality of two string values, broadcast, as a bool tensor."""
-    return _tensor(
-        np.equal(np.asarray(x, dtype=object), np.asarray(y, dtype=object)), "bool", device
-    )
+    same = np.equal(np.asarray(x, dtype=object), np.asarray(y, dtype=object))
+    return _tensor(np.asarray(same, dtype=np.bool_), "bool", device)
 
 
 def regex_full_match(x: np.ndarray, pattern: str, device=None) -> Tensor:
