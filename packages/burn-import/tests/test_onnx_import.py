@@ -164,18 +164,22 @@ def test_half_precision_and_record_type(tmp_path):
 
 
 def _unsupported_model(path: Path) -> Path:
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])
-    rois = helper.make_tensor_value_info("rois", TensorProto.FLOAT, [1, 5])
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n"])
+    ml = {"domain": "ai.onnx.ml"}
     nodes = [
         helper.make_node("Relu", ["x"], ["a"], name="relu"),
-        helper.make_node("GlobalLpPool", ["a"], ["b"], name="pool_first"),
-        helper.make_node("GlobalLpPool", ["b"], ["c"], name="pool_second"),
-        helper.make_node("MaxRoiPool", ["c", "rois"], ["d"], name="roi", pooled_shape=[1, 1]),
+        helper.make_node("Scaler", ["a"], ["b"], name="scale_first", scale=[2.0], **ml),
+        helper.make_node("Scaler", ["b"], ["c"], name="scale_second", offset=[1.0], **ml),
+        helper.make_node("Normalizer", ["c"], ["d"], name="norm", norm="L2", **ml),
         helper.make_node("Warp", ["d"], ["y"], name="warp", domain="com.example"),
     ]
-    graph = helper.make_graph(nodes, "unsupported", [x, rois], [y])
-    opsets = [helper.make_opsetid("", 21), helper.make_opsetid("com.example", 1)]
+    graph = helper.make_graph(nodes, "unsupported", [x], [y])
+    opsets = [
+        helper.make_opsetid("", 21),
+        helper.make_opsetid("ai.onnx.ml", 3),
+        helper.make_opsetid("com.example", 1),
+    ]
     model = helper.make_model(graph, opset_imports=opsets)
     model.ir_version = 8
     onnx.save(model, str(path))
@@ -189,13 +193,13 @@ def test_every_unsupported_op_is_reported_at_once(tmp_path):
         ModelGen().input(source).out_dir(out).run()
     error = info.value
     assert error.unsupported == {
-        "GlobalLpPool": (2, "pool_first"),
-        "MaxRoiPool": (1, "roi"),
+        "ai.onnx.ml:Scaler": (2, "scale_first"),
+        "ai.onnx.ml:Normalizer": (1, "norm"),
         "com.example:Warp": (1, "warp"),
     }
     text = str(error)
     assert "3 unsupported op type(s) in 4 node(s)" in text
-    assert "GlobalLpPool: 2 node(s), first 'pool_first'" in text
+    assert "ai.onnx.ml:Scaler: 2 node(s), first 'scale_first'" in text
     assert not out.exists()  # nothing was written
 
 

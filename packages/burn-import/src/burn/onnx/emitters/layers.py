@@ -225,7 +225,7 @@ def average_pool(node: Node, ctx: Context) -> None:
         call(ctx, node, "rt.average_pool", [_x(ctx, node)], attr_args(node))
 
 
-@emitter("GlobalAveragePool", "GlobalMaxPool")
+@emitter("GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool")
 def global_pool(node: Node, ctx: Context) -> None:
     if node.op_type == "GlobalAveragePool" and ctx.rank(node.inputs[0]) == 4:
         ctx.need("burn.nn", "AdaptiveAvgPool2dConfig")
@@ -234,8 +234,9 @@ def global_pool(node: Node, ctx: Context) -> None:
         )
         ctx.assign(node, f"self.{field}({_x(ctx, node)})")
         return
-    kind = "avg" if node.op_type == "GlobalAveragePool" else "max"
-    call(ctx, node, "rt.global_pool", [_x(ctx, node), repr(kind)])
+    kind = {"GlobalAveragePool": "avg", "GlobalMaxPool": "max", "GlobalLpPool": "lp"}[node.op_type]
+    extra = f"p={int(node.attr('p', 2))}" if kind == "lp" else ""
+    call(ctx, node, "rt.global_pool", [_x(ctx, node), repr(kind)], extra)
 
 
 @emitter("Resize")

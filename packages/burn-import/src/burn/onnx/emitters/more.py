@@ -250,6 +250,13 @@ def bernoulli(node: Node, ctx: Context) -> None:
     call(ctx, node, "rt.bernoulli", [_x(ctx, node), extra])
 
 
+@emitter("Multinomial")
+def multinomial(node: Node, ctx: Context) -> None:
+    dtype = onnx_dtype_name(int(node.attr("dtype", 6)))  # int32 by default
+    size = int(node.attr("sample_size", 1))
+    call(ctx, node, "rt.multinomial", [_x(ctx, node), str(size), repr(dtype)])
+
+
 @emitter("QLinearMatMul")
 def qlinear_matmul(node: Node, ctx: Context) -> None:
     call(ctx, node, "rt.qlinear_matmul", [_x(ctx, node, i) for i in range(8)])
@@ -392,6 +399,11 @@ def tfidf_vectorizer(node: Node, ctx: Context) -> None:
 def roi_align(node: Node, ctx: Context) -> None:
     args = [_x(ctx, node, i) for i in range(3)]
     call(ctx, node, "rt.roi_align", args, attr_args(node))
+
+
+@emitter("MaxRoiPool")
+def max_roi_pool(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.max_roi_pool", [_x(ctx, node), _x(ctx, node, 1)], attr_args(node))
 
 
 @emitter("ImageDecoder")

@@ -6,6 +6,8 @@ data). Boxes as corners (y1, x1, y2, x2, either order) or centers (x, y, w, h).
 RoiAlign: the sampling points of each region are computed on the host from the boxes (as
 Resize and GridSample do), and the feature map is read with one `gather` and weighted on the
 device, so the op runs on every backend and the gradient reaches the feature map.
+
+MaxRoiPool (Fast R-CNN's region pooling, a legacy op): on the host, region by region.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from burn.onnx.runtime.shape import as_scalar, fit, full
 from burn.tensor import Tensor
 from burn.tensor.errors import OutOfRangeError, ShapeError
 
-__all__ = ["non_max_suppression", "roi_align"]
+__all__ = ["max_roi_pool", "non_max_suppression", "roi_align"]
 
 # Elements gathered per chunk of regions (channels x sampled taps): bounds the memory of a
 # detection head's thousand regions.
@@ -252,3 +254,41 @@ def _roi_bins(plane, index, weight, count, real, mode, like) -> Tensor:
         )
         bins = values.sum_dim(5).sum_dim(4) * divisor
     return bins.reshape([c, regions, out_h, out_w]).swap_dims(0, 1)
+
+
+def _round_half_away(values: np.ndarray) -> np.ndarray:
+    """C's `round`: halves go away from zero (numpy's `round` goes to even)."""
+    return np.sign(values) * np.floor(np.abs(values) + 0.5)
+
+
+def max_roi_pool(x: Tensor, rois: Tensor, pooled_shape=(1, 1), spatial_scale: float = 1.0):
+    """MaxRoiPool (Fast R-CNN's region pooling): each region of `rois [R, 5]` (batch index,
+    x1, y1, x2, y2, scaled by `spatial_scale` and rounded to whole pixels) cut into
+    `pooled_shape` bins whose maxima are taken; an empty bin gives 0. Computed on the host
+    (a legacy inference op; its output carries no gradient)."""
+    features = np.asarray(x.to_data().array)
+    boxes = np.asarray(rois.to_data().array, dtype=np.float64).reshape(-1, 5)
+    batch, channels, height, width = features.shape
+    if len(pooled_shape) != 2 or min(pooled_shape) < 1:
+        raise ShapeError(f"MaxRoiPool: pooled_shape must be two sizes >= 1, got {pooled_shape}")
+    out_h, out_w = (int(v) for v in pooled_shape)
+    if not np.isfinite(boxes).all():
+        raise ShapeError("MaxRoiPool: rois hold values that are not finite")
+    index = boxes[:, 0].astype(np.int64)
+    if ((index < 0) | (index >= batch)).any():
+        raise OutOfRangeError(f"MaxRoiPool: a batch index is outside [0, {batch})")
+    corners = _round_half_away(boxes[:, 1:] * spatial_scale).astype(np.int64)
+    out = np.zeros((len(boxes), channels, out_h, out_w), dtype=features.dtype)
+    for r, (x1, y1, x2, y2) in enumerate(corners):
+        bin_h = max(y2 - y1 + 1, 1) / out_h
+        bin_w = max(x2 - x1 + 1, 1) / out_w
+        plane = features[index[r]]
+        for ph in range(out_h):
+            top = min(max(int(np.floor(ph * bin_h)) + y1, 0), height)
+            bottom = min(max(int(np.ceil((ph + 1) * bin_h)) + y1, 0), height)
+            for pw in range(out_w):
+                left = min(max(int(np.floor(pw * bin_w)) + x1, 0), width)
+                right = min(max(int(np.ceil((pw + 1) * bin_w)) + x1, 0), width)
+                if bottom > top and right > left:
+                    out[r, :, ph, pw] = plane[:, top:bottom, left:right].max(axis=(1, 2))
+    return Tensor.from_data(out, device=x.device(), dtype=x.dtype)

@@ -266,11 +266,20 @@ def _dilated_average(x, n, kernel, strides, dilations, p, ceil_mode, count_inclu
     return total / count
 
 
-def global_pool(x: Tensor, kind: str) -> Tensor:
+def global_pool(x: Tensor, kind: str, p: int = 2) -> Tensor:
+    """Mean, max or (kind "lp") `(sum |x|^p)^(1/p)` over every spatial dim, kept as size 1."""
+    if kind == "lp":
+        x = x.abs().powf_scalar(float(p))
     out = x
     for d in range(2, x.rank()):
-        out = out.mean_dim(d) if kind == "avg" else out.max_dim(d)
-    return out
+        out = (
+            out.mean_dim(d)
+            if kind == "avg"
+            else out.max_dim(d)
+            if kind == "max"
+            else out.sum_dim(d)
+        )
+    return out.powf_scalar(1.0 / p) if kind == "lp" else out
 
 
 def batch_norm(
