@@ -169,9 +169,9 @@ def _unsupported_model(path: Path) -> Path:
     ml = {"domain": "ai.onnx.ml"}
     nodes = [
         helper.make_node("Relu", ["x"], ["a"], name="relu"),
-        helper.make_node("Scaler", ["a"], ["b"], name="scale_first", scale=[2.0], **ml),
-        helper.make_node("Scaler", ["b"], ["c"], name="scale_second", offset=[1.0], **ml),
-        helper.make_node("Normalizer", ["c"], ["d"], name="norm", norm="L2", **ml),
+        helper.make_node("SVMRegressor", ["a"], ["b"], name="svm_first", **ml),
+        helper.make_node("SVMRegressor", ["b"], ["c"], name="svm_second", **ml),
+        helper.make_node("TreeEnsembleRegressor", ["c"], ["d"], name="trees", **ml),
         helper.make_node("Warp", ["d"], ["y"], name="warp", domain="com.example"),
     ]
     graph = helper.make_graph(nodes, "unsupported", [x], [y])
@@ -193,13 +193,13 @@ def test_every_unsupported_op_is_reported_at_once(tmp_path):
         ModelGen().input(source).out_dir(out).run()
     error = info.value
     assert error.unsupported == {
-        "ai.onnx.ml:Scaler": (2, "scale_first"),
-        "ai.onnx.ml:Normalizer": (1, "norm"),
+        "ai.onnx.ml:SVMRegressor": (2, "svm_first"),
+        "ai.onnx.ml:TreeEnsembleRegressor": (1, "trees"),
         "com.example:Warp": (1, "warp"),
     }
     text = str(error)
     assert "3 unsupported op type(s) in 4 node(s)" in text
-    assert "ai.onnx.ml:Scaler: 2 node(s), first 'scale_first'" in text
+    assert "ai.onnx.ml:SVMRegressor: 2 node(s), first 'svm_first'" in text
     assert not out.exists()  # nothing was written
 
 

@@ -162,16 +162,16 @@ def test_post_transforms_follow_their_formulas():
     logistic = 1 / (1 + np.exp(-raw))
     np.testing.assert_allclose(_ours(x, attrs, post_transform=2), logistic, rtol=1e-6)
     # PROBIT is the normal quantile: the normal CDF of it gives the scores back.
-    probit = trees._post_transform(logistic, 4)
+    probit = trees.post_transform_scores(logistic, 4)
     cdf = 0.5 * (1 + np.vectorize(math.erf)(probit / math.sqrt(2)))
     np.testing.assert_allclose(cdf, logistic, rtol=1e-12, atol=1e-14)
-    edges = trees._post_transform(np.array([[0.0, 0.5, 1.0, 1.5]]), 4)
+    edges = trees.post_transform_scores(np.array([[0.0, 0.5, 1.0, 1.5]]), 4)
     np.testing.assert_array_equal(edges, [[-np.inf, 0.0, np.inf, np.nan]])
 
 
 def test_softmax_zero_keeps_zero_scores_at_zero():
     scores = np.array([[0.0, 1.0, 2.0], [0.0, 0.0, 0.0], [-1.0, 0.0, 3.0]])
-    got = trees._post_transform(scores, 3)
+    got = trees.post_transform_scores(scores, 3)
     e = np.exp(np.array([1.0, 2.0]) - 2.0)
     np.testing.assert_allclose(got[0], [0.0, *(e / e.sum())])
     np.testing.assert_array_equal(got[1], [0.0, 0.0, 0.0])

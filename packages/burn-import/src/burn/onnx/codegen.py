@@ -310,6 +310,8 @@ STRING_OPS = frozenset(
         "Equal",
         "Identity",
         "ai.onnx.ml:LabelEncoder",
+        "ai.onnx.ml:OneHotEncoder",
+        "ai.onnx.ml:CategoryMapper",
     }
 )
 

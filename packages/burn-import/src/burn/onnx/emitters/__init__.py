@@ -1,3 +1,3 @@
 """Translations of ONNX ops into Python lines, registered in `burn.onnx.codegen.EMITTERS`."""
 
-from burn.onnx.emitters import control, elementwise, layers, more, shapes, strings  # noqa: F401
+from burn.onnx.emitters import control, elementwise, layers, ml, more, shapes, strings  # noqa: F401

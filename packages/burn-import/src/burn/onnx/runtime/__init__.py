@@ -16,6 +16,7 @@ from burn.onnx.runtime.integer import *  # noqa: F403
 from burn.onnx.runtime.linalg import *  # noqa: F403
 from burn.onnx.runtime.loss import *  # noqa: F403
 from burn.onnx.runtime.math import *  # noqa: F403
+from burn.onnx.runtime.ml import *  # noqa: F403
 from burn.onnx.runtime.narrow import *  # noqa: F403
 from burn.onnx.runtime.nn import *  # noqa: F403
 from burn.onnx.runtime.quantize import *  # noqa: F403

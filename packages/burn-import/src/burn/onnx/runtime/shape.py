@@ -12,6 +12,7 @@ __all__ = [
     "const",
     "fit",
     "full",
+    "host_tensor",
     "align",
     "concat",
     "constant_of_shape",
@@ -64,6 +65,16 @@ def const(values, dtype: str, device) -> Tensor:
     if isinstance(values, list) and not values:
         return full([0], 0, device, dtype)
     return Tensor.from_data(values, device=device, dtype=fit(dtype, device))
+
+
+def host_tensor(array, dtype: str, device) -> Tensor:
+    """Numbers computed on the host (from strings, trees, classic ML models) as a tensor of
+    burn dtype `dtype` on `device`; a 0-d result holds one element."""
+    array = np.asarray(array)
+    dtype = fit(dtype, device)
+    if array.size == 0:
+        return full(list(array.shape), 0, device, dtype)
+    return Tensor.from_data(array.reshape(array.shape or (1,)), device=device, dtype=dtype)
 
 
 def full(dims, value, device, dtype) -> Tensor:

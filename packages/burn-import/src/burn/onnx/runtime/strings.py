@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 from burn.onnx.errors import OnnxImportError
-from burn.onnx.runtime.shape import fit, full
+from burn.onnx.runtime.shape import host_tensor
 from burn.tensor import Tensor
 from burn.tensor.errors import ShapeError
 
@@ -37,15 +37,6 @@ def strings(values) -> np.ndarray:
     return out.reshape(array.shape)
 
 
-def _tensor(array: np.ndarray, dtype: str, device) -> Tensor:
-    """Numbers computed from strings, as a tensor on `device` (a 0-d result holds one)."""
-    array = np.asarray(array)
-    dtype = fit(dtype, device)
-    if array.size == 0:
-        return full(list(array.shape), 0, device, dtype)
-    return Tensor.from_data(array.reshape(array.shape or (1,)), device=device, dtype=dtype)
-
-
 def string_concat(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Element-wise `x + y`, broadcast as numpy broadcasts."""
     return strings(np.add(np.asarray(x, dtype=object), np.asarray(y, dtype=object)))
@@ -54,7 +45,7 @@ def string_concat(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 def string_equal(x: np.ndarray, y: np.ndarray, device=None) -> Tensor:
     """Element-wise equality of two string values, broadcast, as a bool tensor."""
     same = np.equal(np.asarray(x, dtype=object), np.asarray(y, dtype=object))
-    return _tensor(np.asarray(same, dtype=np.bool_), "bool", device)
+    return host_tensor(np.asarray(same, dtype=np.bool_), "bool", device)
 
 
 def regex_full_match(x: np.ndarray, pattern: str, device=None) -> Tensor:
@@ -65,7 +56,7 @@ def regex_full_match(x: np.ndarray, pattern: str, device=None) -> Tensor:
     except re.error as e:
         raise OnnxImportError(f"RegexFullMatch: invalid pattern {pattern!r} ({e})") from None
     matched = np.array([regex.fullmatch(s) is not None for s in x.reshape(-1)], dtype=np.bool_)
-    return _tensor(matched.reshape(x.shape), "bool", device)
+    return host_tensor(matched.reshape(x.shape), "bool", device)
 
 
 def string_split(
@@ -82,7 +73,7 @@ def string_split(
     parts = np.full((len(pieces), width), "", dtype=object)
     for row, piece in zip(parts, pieces, strict=True):
         row[: len(piece)] = piece
-    return parts.reshape(x.shape + (width,)), _tensor(counts.reshape(x.shape), "i64", device)
+    return parts.reshape(x.shape + (width,)), host_tensor(counts.reshape(x.shape), "i64", device)
 
 
 def string_normalizer(
@@ -136,4 +127,4 @@ def label_encoder(x, keys, values, default, kind: str, device=None):
     numbers = np.array(flat, dtype=np.float64 if kind.startswith("f") else np.int64)
     if device is None and isinstance(x, Tensor):
         device = x.device()
-    return _tensor(numbers.reshape(host.shape), kind, device)
+    return host_tensor(numbers.reshape(host.shape), kind, device)

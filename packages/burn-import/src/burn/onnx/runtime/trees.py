@@ -115,7 +115,9 @@ def _erfinv(y: np.ndarray) -> np.ndarray:
     return out
 
 
-def _post_transform(scores: np.ndarray, kind: int) -> np.ndarray:
+def post_transform_scores(scores: np.ndarray, kind: int) -> np.ndarray:
+    """`ai.onnx.ml`'s post_transform of `[N, targets]` scores (0 NONE, 1 SOFTMAX, 2 LOGISTIC,
+    3 SOFTMAX_ZERO, 4 PROBIT), in float64 on the host."""
     if kind == 0:  # NONE
         return scores
     if kind == 1:  # SOFTMAX over the targets
@@ -131,7 +133,7 @@ def _post_transform(scores: np.ndarray, kind: int) -> np.ndarray:
         return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
     if kind == 4:  # PROBIT
         return math.sqrt(2.0) * _erfinv(2.0 * scores - 1.0)
-    raise ShapeError(f"TreeEnsemble: unknown post_transform {kind}")
+    raise ShapeError(f"unknown post_transform {kind}")
 
 
 def tree_ensemble(
@@ -194,7 +196,7 @@ def tree_ensemble(
     # A target no tree reached scores 0, as in onnxruntime (onnx's reference leaves the dtype's
     # extreme there under MIN and MAX).
     scores[~reached] = 0.0
-    scores = _post_transform(scores, int(post_transform))
+    scores = post_transform_scores(scores, int(post_transform))
     return Tensor.from_data(scores.astype(dtype), device=x.device(), dtype=x.dtype)
 
 
