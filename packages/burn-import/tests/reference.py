@@ -46,3 +46,24 @@ class CnnBn(Module):
 def predict(model, name="cnn") -> tuple[np.ndarray, np.ndarray]:
     x = Tensor.from_data(EXPECTED[f"{name}/input"])
     return model.forward(x).to_data().as_array(), EXPECTED[f"{name}/output"]
+
+
+def same_as_onnxruntime(model, *runs, device: str = "CPU", atol: float = 1e-5) -> str:
+    """Run `model` with burn.onnx.backend on `device` and with onnxruntime, once per run (a
+    list of input arrays), and compare every output (string outputs exactly); the generated
+    source, for checks of its own."""
+    import onnxruntime as ort
+    from burn.onnx import backend
+
+    rep = backend.prepare(model, device)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    names = [i.name for i in model.graph.input]
+    for feeds in runs:
+        expected = session.run(None, dict(zip(names, feeds, strict=True)))
+        for got, want in zip(rep.run(feeds), expected, strict=True):
+            assert got.shape == want.shape
+            if want.dtype == object:
+                assert got.tolist() == want.tolist()
+            else:
+                np.testing.assert_allclose(got, want, atol=atol, rtol=1e-5)
+    return rep.source

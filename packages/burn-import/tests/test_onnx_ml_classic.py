@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 from burn.onnx import backend
 from burn.tensor.errors import BurnError
+from burn_import_reference import same_as_onnxruntime
 from onnx import TensorProto, helper
 
-ort = pytest.importorskip("onnxruntime", reason="onnxruntime is the reference (dev group)")
+pytest.importorskip("onnxruntime", reason="onnxruntime is the reference (dev group)")
 
 F32, I64, STRING = TensorProto.FLOAT, TensorProto.INT64, TensorProto.STRING
 ML = {"domain": "ai.onnx.ml"}
@@ -22,18 +23,6 @@ def _model(nodes, inputs, outputs):
     model = helper.make_model(graph, opset_imports=opsets)
     model.ir_version = 8
     return model
-
-
-def _same_as_onnxruntime(model, feeds, atol=1e-5):
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    names = [i.name for i in model.graph.input]
-    expected = session.run(None, dict(zip(names, feeds, strict=True)))
-    got = backend.prepare(model).run(feeds)
-    for g, e in zip(got, expected, strict=True):
-        if e.dtype == object:
-            assert g.tolist() == e.tolist()
-        else:
-            np.testing.assert_allclose(g, e, atol=atol, rtol=1e-5)
 
 
 def _info(name, elem, shape):
@@ -76,7 +65,7 @@ def test_a_scikit_learn_style_pipeline():
     )
     x = X.copy()
     x[0, 1] = np.nan
-    _same_as_onnxruntime(model, [x])
+    same_as_onnxruntime(model, [x])
 
 
 @pytest.mark.parametrize("norm", ["MAX", "L1", "L2"])
@@ -86,7 +75,7 @@ def test_normalizer(norm):
         [_info("x", F32, [3, 3])],
         [_info("y", F32, [3, 3])],
     )
-    _same_as_onnxruntime(model, [X])
+    same_as_onnxruntime(model, [X])
 
 
 @pytest.mark.parametrize("post", ["NONE", "LOGISTIC", "SOFTMAX", "SOFTMAX_ZERO"])
@@ -106,7 +95,7 @@ def test_linear_classifier_binary_and_post_transforms(post, rows):
     model = _model(
         [node], [_info("x", F32, [3, 3])], [_info("label", I64, [3]), _info("scores", F32, [3, 2])]
     )
-    _same_as_onnxruntime(model, [X])
+    same_as_onnxruntime(model, [X])
 
 
 def test_linear_regressor_with_two_targets():
@@ -120,7 +109,7 @@ def test_linear_regressor_with_two_targets():
         **ML,
     )
     model = _model([node], [_info("x", F32, [3, 3])], [_info("y", F32, [3, 2])])
-    _same_as_onnxruntime(model, [X])
+    same_as_onnxruntime(model, [X])
 
 
 def test_one_hot_feature_vectorizer_and_category_mapper():
@@ -160,7 +149,7 @@ def test_one_hot_feature_vectorizer_and_category_mapper():
     model = helper.make_model(graph, opset_imports=opsets)
     model.ir_version = 8
     colour = np.array([["blue"], ["green"], ["red"]], dtype=object)
-    _same_as_onnxruntime(model, [colour, X])
+    same_as_onnxruntime(model, [colour, X])
 
 
 def test_scaler_refuses_attributes_that_do_not_fit_the_features():

@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 from burn.onnx import backend
 from burn.tensor.errors import BurnError, OutOfRangeError
+from burn_import_reference import same_as_onnxruntime
 from onnx import TensorProto, helper
 
-ort = pytest.importorskip("onnxruntime", reason="onnxruntime is the reference (dev group)")
+pytest.importorskip("onnxruntime", reason="onnxruntime is the reference (dev group)")
 
 F32 = TensorProto.FLOAT
 
@@ -19,15 +20,6 @@ def _model(nodes, inputs, outputs, opset=17):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8
     return model
-
-
-def _against_onnxruntime(model, feeds, atol=1e-5):
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    names = [i.name for i in model.graph.input]
-    expected = session.run(None, dict(zip(names, feeds, strict=True)))
-    got = backend.prepare(model).run(feeds)
-    for g, e in zip(got, expected, strict=True):
-        np.testing.assert_allclose(g, e, atol=atol, rtol=1e-5)
 
 
 @pytest.mark.parametrize("p", [1, 2, 3])
@@ -40,7 +32,7 @@ def test_global_lp_pool(p, shape):
         [helper.make_tensor_value_info("y", F32, out_shape)],
     )
     x = np.random.default_rng(p).standard_normal(shape).astype(np.float32)
-    _against_onnxruntime(model, [x])
+    same_as_onnxruntime(model, [x])
 
 
 @pytest.mark.parametrize("scale", [1.0, 0.5])
@@ -69,7 +61,7 @@ def test_max_roi_pool(scale, pooled):
         [helper.make_tensor_value_info("y", F32, [5, 3, *pooled])],
     )
     x = np.random.default_rng(7).standard_normal((2, 3, 8, 8)).astype(np.float32)
-    _against_onnxruntime(model, [x, rois])
+    same_as_onnxruntime(model, [x, rois])
 
 
 def test_max_roi_pool_refuses_a_bad_batch_index():

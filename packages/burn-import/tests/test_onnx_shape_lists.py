@@ -11,9 +11,10 @@ from burn.onnx.errors import OnnxImportError
 from burn.onnx.runtime import gather
 from burn.tensor import Tensor
 from burn.tensor.errors import OutOfRangeError
+from burn_import_reference import same_as_onnxruntime
 from onnx import TensorProto, helper
 
-ort = pytest.importorskip("onnxruntime", reason="onnxruntime is the reference (dev group)")
+pytest.importorskip("onnxruntime", reason="onnxruntime is the reference (dev group)")
 
 I64 = TensorProto.INT64
 F32 = TensorProto.FLOAT
@@ -41,19 +42,6 @@ def _devices():
     return devices
 
 
-def _check(model, feeds, device="CPU", atol=1e-5):
-    rep = backend.prepare(model, device)
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    for feed in feeds:
-        names = [i.name for i in model.graph.input]
-        expected = session.run(None, dict(zip(names, feed, strict=True)))
-        got = rep.run(feed)
-        for g, e in zip(got, expected, strict=True):
-            assert g.shape == e.shape
-            np.testing.assert_allclose(g, e, atol=atol)
-    return rep.source
-
-
 @pytest.mark.parametrize("device", _devices())
 def test_flatten_by_the_batch_size_keeps_the_batch_dynamic(device):
     """`x.view(x.size(0), -1)` as PyTorch exports it, then a product with a weight."""
@@ -79,7 +67,7 @@ def test_flatten_by_the_batch_size_keeps_the_batch_dynamic(device):
     )
     rng = np.random.default_rng(1)
     feeds = [[rng.standard_normal((n, 3, 2, 2)).astype(np.float32)] for n in (1, 4, 7)]
-    source = _check(model, feeds, device)
+    source = same_as_onnxruntime(model, *feeds, device=device)
     assert ".dims()" in source and "rt.shape_of" not in source
     assert "rt.concat" not in source  # the target shape is a list: [*batch, -1]
 
@@ -118,7 +106,7 @@ def test_head_split_with_a_scale_from_the_last_dim(device):
     )
     rng = np.random.default_rng(2)
     feeds = [[rng.standard_normal((b, t, 24)).astype(np.float32)] for b, t in ((1, 3), (2, 5))]
-    source = _check(model, feeds, device)
+    source = same_as_onnxruntime(model, *feeds, device=device)
     assert "[:2]" in source and "[3:]" in source and "[-1:]" in source
     assert ".num_elements()" in source
 
@@ -159,7 +147,7 @@ def test_chunk_bounds_from_shape_arithmetic(device):
     )
     rng = np.random.default_rng(3)
     feeds = [[rng.standard_normal((n, c, 2)).astype(np.float32)] for n, c in ((1, 5), (3, 8))]
-    source = _check(model, feeds, device)
+    source = same_as_onnxruntime(model, *feeds, device=device)
     start = source.index("def forward")
     body = source[start : source.index("        return ", start)]
     assert "int(" in body and "rt.const(" not in body  # tensors only for the outputs
@@ -191,7 +179,7 @@ def test_range_and_constant_of_shape_from_a_shape(device):
     )
     rng = np.random.default_rng(4)
     feeds = [[rng.standard_normal((n, t)).astype(np.float32)] for n, t in ((1, 4), (2, 7))]
-    source = _check(model, feeds, device)
+    source = same_as_onnxruntime(model, *feeds, device=device)
     assert "rt.range_(0, gather_out1[0], 1, device=device)" in source
     assert "rt.constant_of_shape(shape_out1," in source
 
@@ -223,7 +211,7 @@ def test_resize_and_expand_to_sizes_taken_from_another_input(device):
         [rng.standard_normal(s).astype(np.float32) for s in ((n, 2, h, h), (n, 2, 2 * h, 2 * h))]
         for n, h in ((1, 3), (2, 4))
     ]
-    source = _check(model, feeds, device)
+    source = same_as_onnxruntime(model, *feeds, device=device)
     assert "rt.shape_of" not in source
 
 
