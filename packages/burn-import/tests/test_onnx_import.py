@@ -171,7 +171,7 @@ def _unsupported_model(path: Path) -> Path:
         helper.make_node("Relu", ["x"], ["a"], name="relu"),
         helper.make_node("SVMRegressor", ["a"], ["b"], name="svm_first", **ml),
         helper.make_node("SVMRegressor", ["b"], ["c"], name="svm_second", **ml),
-        helper.make_node("TreeEnsembleRegressor", ["c"], ["d"], name="trees", **ml),
+        helper.make_node("ZipMap", ["c"], ["d"], name="zip", classlabels_int64s=[0], **ml),
         helper.make_node("Warp", ["d"], ["y"], name="warp", domain="com.example"),
     ]
     graph = helper.make_graph(nodes, "unsupported", [x], [y])
@@ -194,7 +194,7 @@ def test_every_unsupported_op_is_reported_at_once(tmp_path):
     error = info.value
     assert error.unsupported == {
         "ai.onnx.ml:SVMRegressor": (2, "svm_first"),
-        "ai.onnx.ml:TreeEnsembleRegressor": (1, "trees"),
+        "ai.onnx.ml:ZipMap": (1, "zip"),
         "com.example:Warp": (1, "warp"),
     }
     text = str(error)

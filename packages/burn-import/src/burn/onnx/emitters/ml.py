@@ -38,3 +38,8 @@ def category_mapper(node: Node, ctx: Context) -> None:
 @emitter("ai.onnx.ml:LinearClassifier")
 def linear_classifier(node: Node, ctx: Context) -> None:
     call(ctx, node, "rt.linear_classifier", [ctx.x(node.inputs[0])], attr_args(node), outputs=2)
+
+
+@emitter("ai.onnx.ml:TreeEnsembleRegressor")
+def tree_ensemble_regressor(node: Node, ctx: Context) -> None:
+    call(ctx, node, "rt.tree_ensemble_regressor", [ctx.x(node.inputs[0])], attr_args(node))

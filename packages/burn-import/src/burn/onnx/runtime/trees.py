@@ -16,7 +16,7 @@ import numpy as np
 from burn.tensor import Tensor
 from burn.tensor.errors import OutOfRangeError, ShapeError
 
-__all__ = ["tree_ensemble"]
+__all__ = ["tree_ensemble", "tree_ensemble_regressor"]
 
 # nodes_modes: how a node compares its feature with its split.
 _LEQ, _LT, _GTE, _GT, _EQ, _NEQ, _MEMBER = range(7)
@@ -228,3 +228,138 @@ def _check(tables, targets, weights, roots, n_targets, features) -> None:
     modes = tables["modes"]
     if ((modes < _LEQ) | (modes > _MEMBER)).any():
         raise ShapeError(f"TreeEnsemble: node modes must lie in 0..6, got {sorted(set(modes))}")
+
+
+# The legacy TreeEnsembleRegressor's node modes, by name, as the walker codes them (a LEAF is
+# never compared: the walk stops on reaching one).
+_LEGACY_MODES = {
+    "BRANCH_LEQ": _LEQ,
+    "BRANCH_LT": _LT,
+    "BRANCH_GTE": _GTE,
+    "BRANCH_GT": _GT,
+    "BRANCH_EQ": _EQ,
+    "BRANCH_NEQ": _NEQ,
+    "LEAF": _LEQ,
+}
+_AGGREGATES = {"AVERAGE": _AVERAGE, "SUM": _SUM, "MIN": _MIN, "MAX": _MAX}
+_POST_NAMES = {"NONE": 0, "SOFTMAX": 1, "LOGISTIC": 2, "SOFTMAX_ZERO": 3, "PROBIT": 4}
+
+
+def _either(attributes: dict, name: str):
+    """An attribute or its `_as_tensor` (double) form."""
+    value = attributes.get(name)
+    return attributes.get(f"{name}_as_tensor") if value is None else value
+
+
+def tree_ensemble_regressor(x: Tensor, **attributes) -> Tensor:
+    """The legacy TreeEnsembleRegressor (scikit-learn's and LightGBM's exports): trees given
+    node by node as (tree id, node id) pairs with LEAF nodes, and leaves that may vote for
+    several targets. Each tree's leaf is found by the same level-at-a-time walk as
+    `tree_ensemble`; the votes are summed (or averaged, or their minimum or maximum taken),
+    `base_values` added, then `post_transform`. A target no tree votes for scores its base
+    value (0 without one), as in onnxruntime."""
+    needed = ["nodes_treeids", "nodes_nodeids", "nodes_modes", "nodes_truenodeids"]
+    needed += ["nodes_falsenodeids", "nodes_featureids", "target_treeids", "target_nodeids"]
+    needed += ["target_ids"]
+    missing = [n for n in needed if attributes.get(n) is None]
+    if missing or _either(attributes, "target_weights") is None:
+        raise ShapeError(
+            f"TreeEnsembleRegressor: missing attributes {missing or ['target_weights']}"
+        )
+    trees = np.asarray(attributes["nodes_treeids"], np.int64)
+    ids = np.asarray(attributes["nodes_nodeids"], np.int64)
+    position = {(int(t), int(n)): i for i, (t, n) in enumerate(zip(trees, ids, strict=True))}
+    names = list(attributes["nodes_modes"])
+    unknown = sorted({m for m in names if m not in _LEGACY_MODES})
+    if unknown or len(position) != len(names):
+        raise ShapeError(
+            f"TreeEnsembleRegressor: unknown node modes {unknown}, or (tree, node) ids repeated"
+        )
+    leaf = np.array([m == "LEAF" for m in names], bool)
+
+    def child(key: str) -> np.ndarray:
+        out = []
+        for i, (tree, target) in enumerate(zip(trees, attributes[key], strict=True)):
+            if leaf[i]:
+                out.append(i)
+                continue
+            found = position.get((int(tree), int(target)))
+            if found is None:
+                raise OutOfRangeError(
+                    f"TreeEnsembleRegressor: {key}[{i}] = {int(target)} is no node of tree {tree}"
+                )
+            out.append(found)
+        return np.asarray(out, np.int64)
+
+    true_id, false_id = child("nodes_truenodeids"), child("nodes_falsenodeids")
+    splits = _either(attributes, "nodes_values")
+    values = np.asarray(splits if splits is not None else [0.0] * len(names), np.float64)
+    tracks = attributes.get("nodes_missing_value_tracks_true") or [0] * len(names)
+    tables = {
+        "modes": np.array([_LEGACY_MODES[m] for m in names], np.int64),
+        "feature": np.asarray(attributes["nodes_featureids"], np.int64),
+        "splits": values,
+        "true_id": true_id,
+        "false_id": false_id,
+        "true_leaf": leaf[true_id],
+        "false_leaf": leaf[false_id],
+        "tracks_true": np.asarray(tracks, np.int64).astype(bool),
+    }
+    n_targets = int(attributes.get("n_targets", 1))
+    data = np.asarray(x.to_data().array)
+    rows = data.astype(np.float64).reshape(-1, data.shape[-1] if data.ndim else 1)
+    bad = (tables["feature"] < 0) | (tables["feature"] >= rows.shape[1])
+    if (bad & ~leaf).any():
+        raise OutOfRangeError(
+            f"TreeEnsembleRegressor: a feature id is outside [0, {rows.shape[1]})"
+        )
+    # Every leaf's votes as a dense [node, target] table.
+    votes = np.zeros((len(names), n_targets))
+    voted = np.zeros((len(names), n_targets), bool)
+    weights = _either(attributes, "target_weights")
+    for tree, node, target, weight in zip(
+        attributes["target_treeids"],
+        attributes["target_nodeids"],
+        attributes["target_ids"],
+        weights,
+        strict=True,
+    ):
+        at = position.get((int(tree), int(node)))
+        if at is None or not 0 <= int(target) < n_targets:
+            raise OutOfRangeError(
+                f"TreeEnsembleRegressor: a vote for tree {tree}, node {node}, target {target} "
+                "names no leaf or target"
+            )
+        votes[at, int(target)] += weight
+        voted[at, int(target)] = True
+    name = attributes.get("aggregate_function", "SUM")
+    aggregate = _AGGREGATES.get(name)
+    if aggregate is None:
+        raise ShapeError(f"TreeEnsembleRegressor: unknown aggregate_function {name!r}")
+    roots = [
+        position[(int(t), 0)] for t in dict.fromkeys(trees.tolist()) if (int(t), 0) in position
+    ]
+    n = len(rows)
+    if aggregate in (_SUM, _AVERAGE):
+        scores = np.zeros((n, n_targets))
+    else:
+        scores = np.full((n, n_targets), np.inf if aggregate == _MIN else -np.inf)
+    reached = np.zeros((n, n_targets), bool)
+    for root in roots:
+        at = np.full(n, root) if leaf[root] else _leaves(rows, root, tables, {})
+        if aggregate in (_SUM, _AVERAGE):
+            scores += votes[at]
+        elif aggregate == _MIN:
+            scores = np.where(voted[at], np.minimum(scores, votes[at]), scores)
+        else:
+            scores = np.where(voted[at], np.maximum(scores, votes[at]), scores)
+        reached |= voted[at]
+    if aggregate == _AVERAGE and roots:
+        scores /= len(roots)
+    scores[~reached] = 0.0
+    base = _either(attributes, "base_values")
+    if base is not None and len(base) in (n_targets, 1):
+        scores = scores + np.asarray(base, np.float64)
+    kind = _POST_NAMES.get(attributes.get("post_transform", "NONE"), -1)
+    scores = post_transform_scores(scores, kind)
+    return Tensor.from_data(scores.astype(np.float32), device=x.device(), dtype="f32")
