@@ -152,3 +152,23 @@ def test_an_invalid_pattern_is_refused_by_name():
     )
     with pytest.raises(OnnxImportError, match="'check' \\(RegexFullMatch\\) has an invalid"):
         backend.prepare(model)
+
+
+def test_a_label_encoder_without_matching_keys_and_values_is_refused():
+    node = helper.make_node(
+        "LabelEncoder",
+        ["s"],
+        ["y"],
+        name="codes",
+        domain="ai.onnx.ml",
+        keys_strings=["a", "b"],
+        values_int64s=[1],
+    )
+    model = _model(
+        [node],
+        [helper.make_tensor_value_info("s", STRING, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, [2])],
+        ml=True,
+    )
+    with pytest.raises(OnnxImportError, match="'codes' \\(LabelEncoder\\) needs as many values"):
+        backend.prepare(model)

@@ -65,9 +65,12 @@ def label_encoder(node: Node, ctx: Context) -> None:
     `*_tensor` attributes the node has; the default from `default_*` (ONNX's defaults:
     "_Unused", -1, -0.0)."""
     keys = next(
-        _plain(node.attr(k))
-        for k in ("keys_strings", "keys_int64s", "keys_floats", "keys_tensor")
-        if node.attr(k) is not None
+        (
+            _plain(node.attr(k))
+            for k in ("keys_strings", "keys_int64s", "keys_floats", "keys_tensor")
+            if node.attr(k) is not None
+        ),
+        None,
     )
     kind, values = "str", []
     for name, value_kind in (
@@ -82,6 +85,11 @@ def label_encoder(node: Node, ctx: Context) -> None:
         array = np.asarray(tensor)
         kind = "str" if array.dtype.kind in "OSU" else burn_dtype(array.dtype) or "f32"
         values = _plain(array)
+    if keys is None or len(keys) != len(values):
+        raise OnnxImportError(
+            f"{ctx.graph.source}: node {node.name!r} (LabelEncoder) needs as many values as "
+            f"keys, got {0 if keys is None else len(keys)} keys and {len(values)} values"
+        )
     default = node.attr("default_tensor")
     if default is not None:
         default = _plain(default)[0]
