@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
+from burn.onnx.graph import held_array, stored_dtype
 from burn.onnx.runtime.shape import fit
-from burn.tensor import Tensor
+from burn.tensor import Bool, Tensor
 
 __all__ = ["narrow"]
 
@@ -29,10 +30,8 @@ def narrow(
     held in float32 or int64. `source` names the narrow type `x`'s values are of, when they
     are (they are cast from that type, as ONNX would); `saturate` and `round_mode` are Cast's
     attributes."""
-    from burn.onnx.graph import held_array, stored_dtype
-
     array = np.asarray(x.to_data().array)
-    if x.kind.name == "Bool":
+    if x.kind is Bool:
         array = array.astype(np.bool_)
     if source is not None:
         array = array.astype(stored_dtype(onnx.TensorProto.DataType.Value(source)))
