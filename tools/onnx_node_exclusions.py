@@ -37,10 +37,17 @@ def _alarm(*_):
 
 
 # What is known about particular failures, more precise than the exception says.
-KNOWN = {
+# Tests of random ops: their expected output comes from numpy's generator, so a pass is a
+# coincidence (a few Bernoulli draws can match) and they are listed whatever happens (a dropout
+# of ratio 0 draws nothing and is run).
+RANDOM = {
     r"test_bernoulli": "random values: the expected output comes from numpy's generator, burn "
     "draws from the backend's",
-    r"test_training_dropout": "random mask: the expected output comes from numpy's generator",
+    r"test_training_dropout(?!_zero_ratio)": "random mask: the expected output comes from "
+    "numpy's generator",
+}
+# Reasons for failures understood and left as they are.
+KNOWN = {
     r"test_dft_inverse": "the expected output holds float32 rounding noise (about 2e-7) where the "
     "exact value, which burn computes, is 0; the test's atol is 1e-7",
     r"test_loop16_seq_none": "a 0-d tensor inside a sequence comes back with one dim (burn "
@@ -76,6 +83,10 @@ def main() -> None:
     results: dict[str, str | None] = {}
     start = time.time()
     for case in load_model_tests(kind="node"):
+        random = [why for pattern, why in RANDOM.items() if re.match(pattern, case.name)]
+        if random:
+            results[case.name] = random[0]
+            continue
         try:
             signal.alarm(10)
             rep = backend.prepare(case.model, "CPU")
