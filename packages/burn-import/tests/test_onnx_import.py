@@ -169,8 +169,8 @@ def _unsupported_model(path: Path) -> Path:
     ml = {"domain": "ai.onnx.ml"}
     nodes = [
         helper.make_node("Relu", ["x"], ["a"], name="relu"),
-        helper.make_node("SVMRegressor", ["a"], ["b"], name="svm_first", **ml),
-        helper.make_node("SVMRegressor", ["b"], ["c"], name="svm_second", **ml),
+        helper.make_node("SVMClassifier", ["a"], ["b", "sb"], name="svm_first", **ml),
+        helper.make_node("SVMClassifier", ["b"], ["c", "sc"], name="svm_second", **ml),
         helper.make_node("ZipMap", ["c"], ["d"], name="zip", classlabels_int64s=[0], **ml),
         helper.make_node("Warp", ["d"], ["y"], name="warp", domain="com.example"),
     ]
@@ -193,13 +193,13 @@ def test_every_unsupported_op_is_reported_at_once(tmp_path):
         ModelGen().input(source).out_dir(out).run()
     error = info.value
     assert error.unsupported == {
-        "ai.onnx.ml:SVMRegressor": (2, "svm_first"),
+        "ai.onnx.ml:SVMClassifier": (2, "svm_first"),
         "ai.onnx.ml:ZipMap": (1, "zip"),
         "com.example:Warp": (1, "warp"),
     }
     text = str(error)
     assert "3 unsupported op type(s) in 4 node(s)" in text
-    assert "ai.onnx.ml:SVMRegressor: 2 node(s), first 'svm_first'" in text
+    assert "ai.onnx.ml:SVMClassifier: 2 node(s), first 'svm_first'" in text
     assert not out.exists()  # nothing was written
 
 

@@ -160,3 +160,45 @@ def test_scaler_refuses_attributes_that_do_not_fit_the_features():
     )
     with pytest.raises(BurnError, match="scale has 2 values for 3 features"):
         backend.prepare(model).run([X])
+
+
+@pytest.mark.parametrize(
+    ("kernel", "params"),
+    [
+        ("LINEAR", [0.1, 0.0, 1.0]),
+        ("POLY", [0.5, 1.0, 3.0]),
+        ("RBF", [0.3, 0.0, 0.0]),
+        ("SIGMOID", [0.2, -0.1, 0.0]),
+    ],
+)
+def test_svm_regressor_kernels(kernel, params):
+    rng = np.random.default_rng(11)
+    vectors = rng.standard_normal((4, 3)).round(2)
+    attrs = {
+        "coefficients": rng.standard_normal(4).round(2).tolist(),
+        "kernel_type": kernel,
+        "n_supports": 4,
+        "rho": [0.25],
+        "support_vectors": vectors.reshape(-1).tolist(),
+    }
+    attrs["kernel_params"] = params
+    node = helper.make_node("SVMRegressor", ["x"], ["y"], **attrs, **ML)
+    model = _model([node], [_info("x", F32, [3, 3])], [_info("y", F32, [3, 1])])
+    same_as_onnxruntime(model, [X], atol=1e-4)
+
+
+@pytest.mark.parametrize("one_class", [0, 1])
+def test_linear_svm_regressor(one_class):
+    node = helper.make_node(
+        "SVMRegressor",
+        ["x"],
+        ["y"],
+        coefficients=[0.5, -1.0, 0.25],
+        rho=[0.1],
+        one_class=one_class,
+        kernel_type="LINEAR",
+        kernel_params=[0.1, 0.0, 1.0],
+        **ML,
+    )
+    model = _model([node], [_info("x", F32, [3, 3])], [_info("y", F32, [3, 1])])
+    same_as_onnxruntime(model, [X])

@@ -13,6 +13,7 @@ _ONE_OUTPUT = {
     "ai.onnx.ml:Imputer": "rt.imputer",
     "ai.onnx.ml:OneHotEncoder": "rt.one_hot_encoder",
     "ai.onnx.ml:LinearRegressor": "rt.linear_regressor",
+    "ai.onnx.ml:SVMRegressor": "rt.svm_regressor",
 }
 
 

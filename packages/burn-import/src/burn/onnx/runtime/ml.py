@@ -1,6 +1,6 @@
 """`ai.onnx.ml`'s classic preprocessing and linear models, as scikit-learn's ONNX exports use
 them: Scaler, Normalizer, Imputer, OneHotEncoder, FeatureVectorizer, CategoryMapper,
-LinearRegressor and LinearClassifier.
+LinearRegressor, LinearClassifier and SVMRegressor.
 
 These are inference ops over small feature matrices, computed on the host in float64 with
 numpy (as TreeEnsemble is); their outputs go back to the model's device as float32, the type
@@ -25,6 +25,7 @@ __all__ = [
     "normalizer",
     "one_hot_encoder",
     "scaler",
+    "svm_regressor",
 ]
 
 _POST_TRANSFORMS = {"NONE": 0, "SOFTMAX": 1, "LOGISTIC": 2, "SOFTMAX_ZERO": 3, "PROBIT": 4}
@@ -220,3 +221,60 @@ def linear_classifier(
     chosen = [labels[i] for i in picked]
     label = strings(chosen) if classlabels_strings else host_tensor(chosen, "i64", device)
     return label, host_tensor(out, "f32", device)
+
+
+def _kernel(values: np.ndarray, vectors: np.ndarray, kind: str, params) -> np.ndarray:
+    """`[N, V]` kernel values between the rows and the support vectors."""
+    gamma, coef0, degree = (list(params or []) + [0.0, 0.0, 0.0])[:3]
+    if kind == "LINEAR":
+        return values @ vectors.T
+    if kind == "POLY":
+        return (gamma * (values @ vectors.T) + coef0) ** degree
+    if kind == "SIGMOID":
+        return np.tanh(gamma * (values @ vectors.T) + coef0)
+    if kind == "RBF":
+        squared = (values * values).sum(1)[:, None] - 2 * values @ vectors.T
+        return np.exp(-gamma * (squared + (vectors * vectors).sum(1)[None, :]))
+    raise ShapeError(
+        f"SVMRegressor: kernel_type must be LINEAR, POLY, RBF or SIGMOID, got {kind!r}"
+    )
+
+
+def svm_regressor(
+    x,
+    coefficients=(),
+    kernel_params=None,
+    kernel_type: str = "LINEAR",
+    n_supports: int = 0,
+    one_class: int = 0,
+    post_transform: str = "NONE",
+    rho=None,
+    support_vectors=None,
+) -> Tensor:
+    """`[N, 1]`: the coefficients times the kernel of each row with each support vector, plus
+    `rho` (without support vectors, a linear model: the coefficients times the features). A
+    one-class model gives 1 for a positive score and -1 otherwise; PROBIT maps the score."""
+    values = _features(x, "SVMRegressor")
+    weights = np.asarray(coefficients, np.float64).reshape(-1)
+    offset = float(np.asarray(rho if rho is not None else [0.0]).reshape(-1)[0])
+    if n_supports > 0:
+        vectors = np.asarray(support_vectors, np.float64).reshape(n_supports, -1)
+        if vectors.shape[1] != values.shape[1] or weights.size != n_supports:
+            raise ShapeError(
+                f"SVMRegressor: {n_supports} support vectors of {vectors.shape[1]} features and "
+                f"{weights.size} coefficients for {values.shape[1]} features"
+            )
+        score = _kernel(values, vectors, kernel_type, kernel_params) @ weights + offset
+    else:
+        if weights.size != values.shape[1]:
+            raise ShapeError(
+                f"SVMRegressor: {weights.size} coefficients for {values.shape[1]} features"
+            )
+        score = values @ weights + offset
+    if one_class:
+        score = np.where(score > 0, 1.0, -1.0)
+    elif post_transform == "PROBIT":
+        score = post_transform_scores(score[:, None], 4)[:, 0]
+    elif post_transform != "NONE":
+        raise ShapeError(f"SVMRegressor: post_transform {post_transform!r} is not defined for it")
+    return host_tensor(score[:, None], "f32", _device(x))
