@@ -270,15 +270,10 @@ def global_pool(x: Tensor, kind: str, p: int = 2) -> Tensor:
     """Mean, max or (kind "lp") `(sum |x|^p)^(1/p)` over every spatial dim, kept as size 1."""
     if kind == "lp":
         x = x.abs().powf_scalar(float(p))
+    reduce = {"avg": Tensor.mean_dim, "max": Tensor.max_dim, "lp": Tensor.sum_dim}[kind]
     out = x
     for d in range(2, x.rank()):
-        out = (
-            out.mean_dim(d)
-            if kind == "avg"
-            else out.max_dim(d)
-            if kind == "max"
-            else out.sum_dim(d)
-        )
+        out = reduce(out, d)
     return out.powf_scalar(1.0 / p) if kind == "lp" else out
 
 

@@ -1,6 +1,6 @@
-"""Random ops: RandomNormal, RandomUniform (and their `Like` forms) and Bernoulli, drawn from
-the backend's generator (`backend.seed(n)` makes them repeatable; ONNX's `seed` attribute is
-not used, since each backend has its own generator)."""
+"""Random ops: RandomNormal, RandomUniform (and their `Like` forms), Bernoulli and Multinomial,
+drawn from the backend's generator (`backend.seed(n)` makes them repeatable; ONNX's `seed`
+attribute is not used, since each backend has its own generator)."""
 
 from __future__ import annotations
 
