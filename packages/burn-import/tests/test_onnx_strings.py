@@ -5,6 +5,8 @@ and the refusals: a string reaching an op that computes only on tensors, a bad p
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from burn.onnx import backend
@@ -172,3 +174,42 @@ def test_a_label_encoder_without_matching_keys_and_values_is_refused():
     )
     with pytest.raises(OnnxImportError, match="'codes' \\(LabelEncoder\\) needs as many values"):
         backend.prepare(model)
+
+
+def test_strings_from_the_file_stay_data(tmp_path):
+    """String constants, stop words, labels and patterns carrying code reach the generated
+    source as literals: the model imports and runs, and nothing in them is executed."""
+    marker = tmp_path / "ran"
+    bad = f"\"\"\"\n'); __import__('os').system('touch {marker}') #\u2028\\"
+    nodes = [
+        helper.make_node("StringConcat", ["s", "tail"], ["joined"]),
+        helper.make_node(
+            "StringNormalizer", ["joined"], ["clean"], stopwords=[bad], case_change_action="NONE"
+        ),
+        helper.make_node("RegexFullMatch", ["clean"], ["m"], pattern=re.escape(bad)),
+        helper.make_node(
+            "LabelEncoder",
+            ["clean"],
+            ["code"],
+            domain="ai.onnx.ml",
+            keys_strings=[bad],
+            values_int64s=[7],
+            default_int64=-1,
+        ),
+    ]
+    model = _model(
+        nodes,
+        [helper.make_tensor_value_info("s", STRING, [2])],
+        [
+            helper.make_tensor_value_info("clean", STRING, [None]),
+            helper.make_tensor_value_info("m", TensorProto.BOOL, [None]),
+            helper.make_tensor_value_info("code", TensorProto.INT64, [None]),
+        ],
+        [helper.make_tensor("tail", STRING, [], [bad.encode()])],
+        ml=True,
+    )
+    clean, matched, code = backend.prepare(model).run([np.array(["", "x"], dtype=object)])
+    assert clean.tolist() == ["x" + bad]  # "" + bad was a stop word and went
+    np.testing.assert_array_equal(matched, [False])
+    np.testing.assert_array_equal(code, [-1])
+    assert not marker.exists()
