@@ -2,7 +2,8 @@
 
 The conformance suite sees only the algorithm the autotune chose on that machine, so each one
 is checked here directly (the im2col ones of `burn.ndarray.module_ops`, the shifted-add
-input gradient of `burn.ndarray.conv` and the Winograd ones of `burn.ndarray.winograd`) against
+input gradient and the depthwise taps of `burn.ndarray.conv` and the Winograd ones of
+`burn.ndarray.winograd`) against
 a loop-over-taps numpy reference; the gradients are checked entry by entry, exactly, since the
 loss `sum(y * g)` is linear in `x` and `w`. Winograd's float32 rounding is checked against a
 float64 reference on ResNet-like layers, ReLU-like and large-magnitude inputs included.
@@ -16,7 +17,7 @@ import numpy as np
 import pytest
 from burn.ndarray import module_ops, winograd
 from burn.ndarray.autotune import Autotune
-from burn.ndarray.conv import conv_x_grad_stride1
+from burn.ndarray.conv import conv_x_grad_stride1, depthwise_stride1
 
 
 def reference_conv(x, w, stride, padding, dilation, groups):
@@ -297,3 +298,45 @@ def test_winograd_kernel_cache_serves_only_the_same_kernel_and_forgets_freed_one
     assert len(cache) == before + 1
     del w
     assert len(cache) == before
+
+
+DEPTHWISE = [  # (spatial, kernel, padding, dilation)
+    ((9,), (3,), (1,), (1,)),
+    ((7, 8), (3, 3), (1, 1), (1, 1)),
+    ((7, 8), (5, 3), (2, 0), (1, 2)),
+    ((6, 6), (1, 1), (0, 0), (1, 1)),
+    ((9, 8), (2, 2), (3, 3), (1, 1)),  # padding past the kernel's reach
+    ((5, 6, 4), (3, 2, 2), (1, 0, 1), (1, 1, 2)),
+]
+
+
+@pytest.mark.parametrize("spatial, kernel, padding, dilation", DEPTHWISE)
+@pytest.mark.parametrize("channels", [1, 5, 300])  # 300: several blocks of channels
+def test_depthwise_taps_agree_with_the_definition(spatial, kernel, padding, dilation, channels):
+    rng = np.random.default_rng(channels)
+    x = rng.standard_normal((2, channels, *spatial))
+    w = rng.standard_normal((channels, 1, *kernel))
+    expected = reference_conv(x, w, (1,) * len(kernel), padding, dilation, channels)
+    got = depthwise_stride1(x, w, padding, dilation)
+    assert got.shape == expected.shape and got.flags.c_contiguous
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_depthwise_through_the_backend_in_float32_matches_float64():
+    """The backend's autotune may pick the depthwise taps for these shapes; whichever it picks
+    agrees with the float64 definition to float32 rounding."""
+    from burn.backend.ops.module import ConvOptions
+    from burn.ndarray import NdArray
+
+    rng = np.random.default_rng(3)
+    for channels, size, k in ((32, 40, 3), (96, 14, 5)):
+        x = rng.standard_normal((2, channels, size, size)).astype(np.float32)
+        w = rng.standard_normal((channels, 1, k, k)).astype(np.float32)
+        p = k // 2
+        options = ConvOptions(stride=(1, 1), padding=(p, p), dilation=(1, 1), groups=channels)
+        got = NdArray.conv2d(x, w, None, options)
+        expected = reference_conv(
+            x.astype(np.float64), w.astype(np.float64), (1, 1), (p, p), (1, 1), channels
+        )
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)

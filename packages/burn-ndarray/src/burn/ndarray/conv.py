@@ -1,4 +1,5 @@
-"""The input gradient of a stride-1 convolution without a col2im scatter of short rows.
+"""Stride-1 convolutions on a flat padded buffer: the input gradient without a col2im scatter
+of short rows, and depthwise convolutions without an im2col matrix.
 
 Lay the padded input out flat as `[C, N * prod(P)]` (every sample's padded grid one after the
 other). At stride 1 each kernel tap then touches one *contiguous* run of that buffer, shifted
@@ -6,6 +7,9 @@ by the tap's offset in the grid, and an output position sits at the flat index o
 input. So the input gradient is one matmul (the transposed kernel times the output gradient
 spread onto the grid) whose rows each tap adds back as one shifted contiguous run. The price is
 a few junk columns per row (where a window would wrap into the next row), computed and dropped.
+
+A depthwise convolution reads the same buffer the other way round: each tap's contribution to
+every output is the tap's shifted contiguous run of the buffer times the channel's weight.
 """
 
 from __future__ import annotations
@@ -70,3 +74,42 @@ def conv_x_grad_stride1(x_shape, weight, output_grad, padding, dilation, groups)
     acc = acc.reshape(c, n, *grid.size)
     inside = tuple(slice(p, p + s) for p, s in zip(padding, spatial, strict=True))
     return np.ascontiguousarray(acc[(slice(None), slice(None), *inside)].swapaxes(0, 1))
+
+
+# Elements of the flat buffer one block of channels spans in `depthwise_stride1`: the block's
+# rows, their shifted reads and the partial sums stay in a core's cache between the taps.
+_DEPTHWISE_BLOCK = 1 << 16
+
+
+def depthwise_stride1(x: np.ndarray, weight: np.ndarray, padding, dilation) -> np.ndarray:
+    """A stride-1 depthwise convolution (`groups` = channels, one filter each): per tap, one
+    multiply-add of a shifted contiguous run of the flat padded buffer by the channels'
+    weights, over blocks of channels that stay in cache.
+
+    im2col copies the input once per tap and then multiplies one filter row at a time, which
+    BLAS does badly (a matrix-vector product per channel); here the work is `taps` passes of
+    long contiguous numpy ufunc loops, with no im2col matrix at all."""
+    n, c, *spatial = x.shape
+    kernel = weight.shape[2:]
+    grid = _Grid(n, spatial, kernel, padding, dilation)
+    # The padded input laid out flat, channel-major: [C, N * plane].
+    flat = np.zeros((c, n * grid.plane), dtype=x.dtype)
+    inside = tuple(slice(p, p + s) for p, s in zip(padding, spatial, strict=True))
+    canvas = flat.reshape(c, n, *grid.size)
+    canvas[(slice(None), slice(None), *inside)] = x.transpose(1, 0, *range(2, x.ndim))
+    taps = weight.reshape(c, -1).astype(x.dtype, copy=False)
+    out = np.empty((c, grid.columns), dtype=x.dtype)
+    rows = max(1, _DEPTHWISE_BLOCK // max(grid.columns, 1))
+    scratch = np.empty((min(rows, c), grid.columns), dtype=x.dtype)
+    for start in range(0, c, rows):
+        end = min(start + rows, c)
+        block, tmp = out[start:end], scratch[: end - start]
+        source, w = flat[start:end], taps[start:end]
+        for t, off in enumerate(grid.offsets):
+            window = source[:, off : off + grid.columns]
+            if t == 0:
+                np.multiply(window, w[:, :1], out=block)
+            else:
+                np.multiply(window, w[:, t : t + 1], out=tmp)
+                block += tmp
+    return np.ascontiguousarray(grid.positions(out).swapaxes(0, 1))

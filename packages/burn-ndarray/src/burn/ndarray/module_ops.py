@@ -6,7 +6,8 @@ the same im2col matrix times the output gradient. Its input gradient (and the tr
 convolution, which is one) is a matmul plus a col2im that loops over kernel positions or, at
 stride 1, one matmul plus one contiguous shifted add per tap (`burn.ndarray.conv`). A 3x3
 stride-1 2-D convolution also has Winograd algorithms for all three (`burn.ndarray.winograd`),
-which spend 2.25-4x fewer multiplies. Where an op has several algorithms, the faster for each
+which spend 2.25-4x fewer multiplies, and a stride-1 depthwise one a tap-by-tap pass over the
+flat padded input (`burn.ndarray.conv`). Where an op has several algorithms, the faster for each
 shape is chosen by timing them on its first call (`burn.ndarray.autotune`).
 
 Pools reduce over window views (a plain max pool one spatial dim at a time); adaptive pooling
@@ -40,7 +41,7 @@ from burn.backend.ops.module import (
 )
 from burn.ndarray import winograd
 from burn.ndarray.autotune import CONV_AUTOTUNE
-from burn.ndarray.conv import conv_x_grad_stride1
+from burn.ndarray.conv import conv_x_grad_stride1, depthwise_stride1
 from numpy.lib.stride_tricks import sliding_window_view
 
 
@@ -142,6 +143,11 @@ def _shifted(x, stride) -> bool:
     return x.size > 0 and all(s == 1 for s in stride)
 
 
+def _depthwise(x, weight, groups) -> bool:
+    """Whether the convolution filters each channel on its own (one filter per channel)."""
+    return groups > 1 and groups == x.shape[1] == weight.shape[0] and weight.shape[1] == 1
+
+
 def _conv(x, weight, stride, padding, dilation, groups, out) -> np.ndarray:
     """`x [N, C, *S]` by `weight [O, C/g, *k]` at output size `out`: one batched matmul."""
     o, cg, *kernel = weight.shape
@@ -231,6 +237,8 @@ class NdArrayModuleOps:
                 lambda m=m: winograd.conv2d(xw, w, padding, groups, m, cache=True)
                 for m in winograd.TILE_SIZES
             ]
+        if _depthwise(x, w, groups) and _shifted(x, stride):
+            candidates.append(lambda: depthwise_stride1(xw, w, padding, dilation))
         key = ("f", x.shape, w.shape, xw.dtype.str, stride, padding, dilation, groups)
         y = CONV_AUTOTUNE.run(key, candidates)
         return _bias(y, bias).astype(x.dtype, copy=False)
