@@ -128,8 +128,8 @@ def quantize(node: Node, ctx: Context) -> None:
         if attrs["output_dtype"] is None:
             del attrs["output_dtype"]
     quantized = ctx.graph.info(node.outputs[0]).elem_type
-    if node.op_type == "QuantizeLinear" and is_narrow(quantized):
-        attrs["narrow_type"] = elem_name(quantized)  # held in a wider type: say which
+    if node.op_type == "QuantizeLinear" and quantized:
+        attrs["quantized_type"] = elem_name(quantized)  # the range and held dtype follow it
         attrs.pop("output_dtype", None)
     extra = ", ".join(f"{k}={v!r}" for k, v in attrs.items())
     fn = "rt.quantize_linear" if node.op_type == "QuantizeLinear" else "rt.dequantize_linear"

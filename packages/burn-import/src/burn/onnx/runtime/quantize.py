@@ -18,15 +18,20 @@ __all__ = [
     "quantize_linear",
 ]
 
-_RANGES = {
-    "u8": (0, 255),
-    "i8": (-128, 127),
-    "i16": (-32768, 32767),
-    "i32": (-(2**31), 2**31 - 1),
-    "i64": (0, 65535),  # unsigned 16-bit values are held as i64
+# The integer types QuantizeLinear produces, by ONNX name: their range and the burn dtype that
+# holds them (unsigned 16-bit and sub-byte values are held as i64).
+_INTEGER_TYPES = {
+    "UINT8": ((0, 255), "u8"),
+    "INT8": ((-128, 127), "i8"),
+    "UINT16": ((0, 65535), "i64"),
+    "INT16": ((-32768, 32767), "i16"),
+    "INT4": ((-8, 7), "i64"),
+    "UINT4": ((0, 15), "i64"),
+    "INT2": ((-2, 1), "i64"),
+    "UINT2": ((0, 3), "i64"),
 }
-# The integer types narrower than a byte, held as i64.
-_NARROW_RANGES = {"INT4": (-8, 7), "UINT4": (0, 15), "INT2": (-2, 1), "UINT2": (0, 3)}
+# The same by burn dtype, for a model whose graph does not say the quantized type.
+_RANGES = {"u8": (0, 255), "i8": (-128, 127), "i16": (-32768, 32767), "i32": (-(2**31), 2**31 - 1)}
 
 
 def _broadcast(param: Tensor, x: Tensor, axis: int, block_size: int) -> Tensor:
@@ -53,26 +58,29 @@ def quantize_linear(
     output_dtype: str = "u8",
     saturate: int = 1,
     precision: int = 0,
-    narrow_type: str | None = None,
+    quantized_type: str | None = None,
 ) -> Tensor:
     """`x / scale` rounded to even, plus the zero point, clipped to the quantized type's range.
-    `narrow_type` names the ONNX type when it is one burn holds in a wider type (`"INT4"`,
-    `"FLOAT8E4M3FN"`...): an integer one clips to its own range, a float one rounds (and with
-    `saturate`, saturates) as the type does, through `burn.onnx.runtime.narrow`."""
-    dtype = y_zero_point.dtype.value if y_zero_point is not None else output_dtype
-    lo, hi = _RANGES.get(dtype, (0, 255))
-    if narrow_type in _NARROW_RANGES:
-        (lo, hi), dtype = _NARROW_RANGES[narrow_type], fit("i64", x.device())
+    `quantized_type` is the ONNX name of the output's type (`"UINT8"`, `"INT4"`,
+    `"FLOAT8E4M3FN"`...): an integer type clips to its range, a float one rounds (and with
+    `saturate`, saturates) as the type does, through `burn.onnx.runtime.narrow`. Without it the
+    type is the zero point's, or `output_dtype`."""
+    if quantized_type in _INTEGER_TYPES:
+        (lo, hi), held = _INTEGER_TYPES[quantized_type]
+        dtype = fit(held, x.device())
+    else:
+        dtype = y_zero_point.dtype.value if y_zero_point is not None else output_dtype
+        lo, hi = _RANGES.get(dtype, (0, 255))
     scale = _broadcast(y_scale, x, axis, block_size)
     # `x / scale` in x's own precision, as the spec computes it (a float64 quotient rounds a
     # value near a tie to the other integer); half precision divides in float32.
     work = x if x.dtype.value in ("f32", "f64") else x.float("f32")
     kind = work.dtype.value
-    if narrow_type is not None and narrow_type not in _NARROW_RANGES:  # a narrow float type
+    if quantized_type is not None and quantized_type not in _INTEGER_TYPES:  # a float type
         q = work / scale.float(kind)
-        if narrow_type == "FLOAT4E2M1" and y_zero_point is not None:
+        if quantized_type == "FLOAT4E2M1" and y_zero_point is not None:
             q = q + _broadcast(y_zero_point, x, axis, block_size).float(kind)
-        return narrow(q, narrow_type, saturate=saturate)  # a float8's zero point is 0
+        return narrow(q, quantized_type, saturate=saturate)  # a float8's zero point is 0
     q = round_even(work / scale.float(kind))
     if y_zero_point is not None:
         q = q + _broadcast(y_zero_point, x, axis, block_size).float(kind)
