@@ -1,9 +1,11 @@
 """NdArray's convolution ops against PyTorch CPU, forward and both backward ops, in one run.
 
-The shapes are the guide's two convolutions (batch 64) and two of ResNet-18's 3x3 layers
-(batch 1, padding 1, one of them with stride 2). Every op is the backend's own entry point on
-numpy arrays, so the Tensor layer's overhead is not part of the figure; its first call, where
-the backend's autotune picks the algorithm for the shape, comes before the timing. PyTorch
+The shapes are the guide's two convolutions (batch 64), two of ResNet-18's 3x3 layers (batch
+1, padding 1, one of them with stride 2) and two depthwise 3x3 layers of MobileNet's kind (one
+filter per channel: batch 8 at 112x112, batch 1 at 7x7). Every op is the backend's own entry
+point on numpy arrays, so the Tensor layer's overhead is not part of the figure; its first
+call, where the backend's autotune picks the algorithm for the shape, comes before the timing.
+PyTorch
 runs `conv2d` and `torch.ops.aten.convolution_backward` with the same thread count as the
 BLAS.
 
@@ -28,22 +30,24 @@ from common import median_ms, parse_run_args, print_start, publish, ratio, torch
 
 SECTION = "## burn-ndarray: convolutions against PyTorch CPU"
 
-# (label, x shape, weight shape, stride, padding)
+# (label, x shape, weight shape, stride, padding, groups)
 SHAPES = [
-    ("guide conv1", (64, 1, 28, 28), (8, 1, 3, 3), 1, 0),
-    ("guide conv2", (64, 8, 26, 26), (16, 8, 3, 3), 1, 0),
-    ("resnet 3x3", (1, 64, 56, 56), (64, 64, 3, 3), 1, 1),
-    ("resnet 3x3 /2", (1, 128, 56, 56), (256, 128, 3, 3), 2, 1),
+    ("guide conv1", (64, 1, 28, 28), (8, 1, 3, 3), 1, 0, 1),
+    ("guide conv2", (64, 8, 26, 26), (16, 8, 3, 3), 1, 0, 1),
+    ("resnet 3x3", (1, 64, 56, 56), (64, 64, 3, 3), 1, 1, 1),
+    ("resnet 3x3 /2", (1, 128, 56, 56), (256, 128, 3, 3), 2, 1, 1),
+    ("depthwise 3x3", (8, 32, 112, 112), (32, 1, 3, 3), 1, 1, 32),
+    ("depthwise 3x3 7x7", (1, 960, 7, 7), (960, 1, 3, 3), 1, 1, 960),
 ]
 
 
 def cases(rng: np.random.Generator):
     """(label, op, burn fn, torch fn or None, burn result fn, torch result fn) per op."""
     backend = NdArrayBackend()
-    for label, xs, ws, stride, pad in SHAPES:
+    for label, xs, ws, stride, pad, groups in SHAPES:
         x = rng.standard_normal(xs, dtype=np.float32)
         w = rng.standard_normal(ws, dtype=np.float32)
-        opts = ConvOptions((stride, stride), (pad, pad), (1, 1), 1)
+        opts = ConvOptions((stride, stride), (pad, pad), (1, 1), groups)
         y = backend.conv2d(x, w, None, opts)
         g = rng.standard_normal(y.shape, dtype=np.float32)
         ops = {
@@ -57,14 +61,14 @@ def cases(rng: np.random.Generator):
         if torch is not None:
             px, pw, pg = (torch.from_numpy(a) for a in (x, w, g))
 
-            def backward(mask, px=px, pw=pw, pg=pg, s=stride, p=pad):
+            def backward(mask, px=px, pw=pw, pg=pg, s=stride, p=pad, gr=groups):
                 return torch.ops.aten.convolution_backward(
-                    pg, px, pw, None, [s, s], [p, p], [1, 1], False, [0, 0], 1, mask
+                    pg, px, pw, None, [s, s], [p, p], [1, 1], False, [0, 0], gr, mask
                 )
 
             peers = {
-                "forward": lambda px=px, pw=pw, s=stride, p=pad: torch.nn.functional.conv2d(
-                    px, pw, None, s, p
+                "forward": lambda px=px, pw=pw, s=stride, p=pad, gr=groups: (
+                    torch.nn.functional.conv2d(px, pw, None, s, p, 1, gr)
                 ),
                 "x backward": lambda b=backward: b([True, False, False])[0],
                 "weight backward": lambda b=backward: b([False, True, False])[1],
