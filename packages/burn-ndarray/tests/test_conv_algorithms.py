@@ -17,7 +17,13 @@ import numpy as np
 import pytest
 from burn.ndarray import module_ops, winograd
 from burn.ndarray.autotune import Autotune
-from burn.ndarray.conv import conv_x_grad_stride1, depthwise_stride1
+from burn.ndarray.conv import (
+    conv_x_grad_stride1,
+    depthwise_stride1,
+    depthwise_weight_grad_stride1,
+    depthwise_x_grad_applies,
+    depthwise_x_grad_stride1,
+)
 
 
 def reference_conv(x, w, stride, padding, dilation, groups):
@@ -320,6 +326,31 @@ def test_depthwise_taps_agree_with_the_definition(spatial, kernel, padding, dila
     got = depthwise_stride1(x, w, padding, dilation)
     assert got.shape == expected.shape and got.flags.c_contiguous
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+    # The loss sum(y * g) is linear in x and in w: each gradient entry is exact from the
+    # definition (the input gradient where no padding reaches past the kernel).
+    g = rng.standard_normal(expected.shape)
+    stride = (1,) * len(kernel)
+    w_grad = depthwise_weight_grad_stride1(x, w.shape, g, padding, dilation)
+    assert w_grad.shape == w.shape
+    for flat_index in rng.choice(w.size, min(w.size, 6), replace=False):
+        basis = np.zeros(w.size)
+        basis[flat_index] = 1.0
+        want = np.sum(
+            reference_conv(x, basis.reshape(w.shape), stride, padding, dilation, channels) * g
+        )
+        assert w_grad.reshape(-1)[flat_index] == pytest.approx(want, abs=1e-9)
+    if not depthwise_x_grad_applies(w.shape, padding, dilation):
+        return
+    x_grad = depthwise_x_grad_stride1(w, g, padding, dilation)
+    assert x_grad.shape == x.shape
+    for flat_index in rng.choice(x.size, 6, replace=False):
+        basis = np.zeros(x.size)
+        basis[flat_index] = 1.0
+        want = np.sum(
+            reference_conv(basis.reshape(x.shape), w, stride, padding, dilation, channels) * g
+        )
+        assert x_grad.reshape(-1)[flat_index] == pytest.approx(want, abs=1e-9)
 
 
 def test_depthwise_through_the_backend_in_float32_matches_float64():

@@ -81,6 +81,21 @@ def conv_x_grad_stride1(x_shape, weight, output_grad, padding, dilation, groups)
 _DEPTHWISE_BLOCK = 1 << 16
 
 
+def _flat_padded(x: np.ndarray, grid: _Grid, padding) -> np.ndarray:
+    """`x [N, C, *S]` zero-padded and laid out flat, channel-major: `[C, N * plane]`."""
+    n, c, *spatial = x.shape
+    flat = np.zeros((c, n * grid.plane), dtype=x.dtype)
+    inside = tuple(slice(p, p + s) for p, s in zip(padding, spatial, strict=True))
+    canvas = flat.reshape(c, n, *grid.size)
+    canvas[(slice(None), slice(None), *inside)] = x.transpose(1, 0, *range(2, x.ndim))
+    return flat
+
+
+def _block_rows(c: int, columns: int) -> int:
+    """How many channels' rows of `columns` elements fit `_DEPTHWISE_BLOCK` together."""
+    return min(c, max(1, _DEPTHWISE_BLOCK // max(columns, 1)))
+
+
 def depthwise_stride1(x: np.ndarray, weight: np.ndarray, padding, dilation) -> np.ndarray:
     """A stride-1 depthwise convolution (`groups` = channels, one filter each): per tap, one
     multiply-add of a shifted contiguous run of the flat padded buffer by the channels'
@@ -92,15 +107,11 @@ def depthwise_stride1(x: np.ndarray, weight: np.ndarray, padding, dilation) -> n
     n, c, *spatial = x.shape
     kernel = weight.shape[2:]
     grid = _Grid(n, spatial, kernel, padding, dilation)
-    # The padded input laid out flat, channel-major: [C, N * plane].
-    flat = np.zeros((c, n * grid.plane), dtype=x.dtype)
-    inside = tuple(slice(p, p + s) for p, s in zip(padding, spatial, strict=True))
-    canvas = flat.reshape(c, n, *grid.size)
-    canvas[(slice(None), slice(None), *inside)] = x.transpose(1, 0, *range(2, x.ndim))
+    flat = _flat_padded(x, grid, padding)
     taps = weight.reshape(c, -1).astype(x.dtype, copy=False)
     out = np.empty((c, grid.columns), dtype=x.dtype)
-    rows = max(1, _DEPTHWISE_BLOCK // max(grid.columns, 1))
-    scratch = np.empty((min(rows, c), grid.columns), dtype=x.dtype)
+    rows = _block_rows(c, grid.columns)
+    scratch = np.empty((rows, grid.columns), dtype=x.dtype)
     for start in range(0, c, rows):
         end = min(start + rows, c)
         block, tmp = out[start:end], scratch[: end - start]
@@ -113,3 +124,46 @@ def depthwise_stride1(x: np.ndarray, weight: np.ndarray, padding, dilation) -> n
                 np.multiply(window, w[:, t : t + 1], out=tmp)
                 block += tmp
     return np.ascontiguousarray(grid.positions(out).swapaxes(0, 1))
+
+
+def _back_padding(kernel, padding, dilation) -> list[int]:
+    """The padding that turns a stride-1 convolution's output back into its input's size."""
+    return [d * (k - 1) - p for d, k, p in zip(dilation, kernel, padding, strict=True)]
+
+
+def depthwise_x_grad_applies(weight_shape, padding, dilation) -> bool:
+    """Whether `depthwise_x_grad_stride1` serves: no padding past the kernel's reach."""
+    return min(_back_padding(weight_shape[2:], padding, dilation)) >= 0
+
+
+def depthwise_x_grad_stride1(weight: np.ndarray, output_grad: np.ndarray, padding, dilation):
+    """The input gradient of a stride-1 depthwise convolution: the output gradient run through
+    the same depthwise taps with each filter flipped, padded by `dilation * (k - 1) - padding`
+    (which gives back the input's size; `depthwise_x_grad_applies` says when that is >= 0)."""
+    kernel = weight.shape[2:]
+    flipped = weight[(slice(None), slice(None), *([slice(None, None, -1)] * len(kernel)))]
+    return depthwise_stride1(
+        output_grad, flipped, _back_padding(kernel, padding, dilation), dilation
+    )
+
+
+def depthwise_weight_grad_stride1(
+    x: np.ndarray, weight_shape, output_grad: np.ndarray, padding, dilation
+):
+    """The weight gradient of a stride-1 depthwise convolution: per tap, each channel's output
+    gradient (spread onto the flat padded grid, zeros at the junk columns) dotted with the
+    tap's shifted run of the flat input, a block of channels at a time."""
+    n, c, *spatial = x.shape
+    kernel = weight_shape[2:]
+    grid = _Grid(n, spatial, kernel, padding, dilation)
+    flat = _flat_padded(x, grid, padding)
+    spread = np.zeros((c, grid.columns), dtype=x.dtype)
+    grid.positions(spread, writeable=True)[...] = output_grad.transpose(1, 0, *range(2, x.ndim))
+    grad = np.empty((c, len(grid.offsets)), dtype=x.dtype)
+    rows = _block_rows(c, grid.columns)
+    for start in range(0, c, rows):
+        end = min(start + rows, c)
+        g, source = spread[start:end], flat[start:end]
+        for t, off in enumerate(grid.offsets):
+            grad[start:end, t] = np.einsum("ij,ij->i", g, source[:, off : off + grid.columns])
+    return grad.reshape(weight_shape)

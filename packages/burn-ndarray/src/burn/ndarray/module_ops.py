@@ -41,7 +41,13 @@ from burn.backend.ops.module import (
 )
 from burn.ndarray import winograd
 from burn.ndarray.autotune import CONV_AUTOTUNE
-from burn.ndarray.conv import conv_x_grad_stride1, depthwise_stride1
+from burn.ndarray.conv import (
+    conv_x_grad_stride1,
+    depthwise_stride1,
+    depthwise_weight_grad_stride1,
+    depthwise_x_grad_applies,
+    depthwise_x_grad_stride1,
+)
 from numpy.lib.stride_tricks import sliding_window_view
 
 
@@ -251,6 +257,8 @@ class NdArrayModuleOps:
         candidates = [lambda: _x_grad_col2im(x.shape, w, g, stride, padding, dilation, groups)]
         if _shifted(x, stride):
             candidates.append(lambda: conv_x_grad_stride1(x.shape, w, g, padding, dilation, groups))
+            if _depthwise(x, w, groups) and depthwise_x_grad_applies(w.shape, padding, dilation):
+                candidates.append(lambda: depthwise_x_grad_stride1(w, g, padding, dilation))
         if winograd.applies(
             x.shape, w.shape, stride, padding, dilation, g.dtype, groups, winograd.MIN_CHANNELS
         ):
@@ -271,6 +279,10 @@ class NdArrayModuleOps:
             )
             for taps_first in (False, True)
         ]
+        if output_grad.size and _depthwise(x, weight, groups) and _shifted(x, stride):
+            candidates.append(
+                lambda: depthwise_weight_grad_stride1(xw, shape, g, padding, dilation)
+            )
         if output_grad.size and winograd.applies(
             x.shape, shape, stride, padding, dilation, xw.dtype, groups, winograd.MIN_CHANNELS
         ):
