@@ -15,7 +15,7 @@ import itertools
 
 import numpy as np
 import pytest
-from burn.ndarray import module_ops, winograd
+from burn.ndarray import conv, module_ops, winograd
 from burn.ndarray.autotune import Autotune
 from burn.ndarray.conv import (
     conv_x_grad_stride1,
@@ -95,6 +95,29 @@ def test_algorithms_agree_with_the_definition(spatial, kernel, stride, padding, 
         )
         for grad in w_grads:
             assert grad.reshape(-1)[flat_index] == pytest.approx(expected, abs=1e-10)
+
+
+@pytest.mark.parametrize("spatial, kernel, stride, padding, dilation, groups", CASES)
+def test_blocked_forward_and_input_gradient_match_the_whole_batch(
+    spatial, kernel, stride, padding, dilation, groups, monkeypatch
+):
+    """`_conv` in blocks of samples and the shifted-add input gradient in blocks of columns
+    (one sample, one column per block here) give what the unblocked forms give."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((3, 4, *spatial))
+    w = rng.standard_normal((6, 4 // groups, *kernel))
+    y = reference_conv(x, w, stride, padding, dilation, groups)
+    g = rng.standard_normal(y.shape)
+    whole_x_grad = None
+    if all(s == 1 for s in stride):
+        whole_x_grad = conv_x_grad_stride1(x.shape, w, g, padding, dilation, groups)
+    monkeypatch.setattr(module_ops, "SAMPLE_BLOCK_BYTES", 1)
+    monkeypatch.setattr(conv, "COLUMN_BLOCK_BYTES", 1)
+    blocked = module_ops._conv(x, w, stride, padding, dilation, groups, y.shape[2:])
+    np.testing.assert_allclose(blocked, y, atol=1e-12)
+    if whole_x_grad is not None:
+        got = conv_x_grad_stride1(x.shape, w, g, padding, dilation, groups)
+        np.testing.assert_allclose(got, whole_x_grad, atol=1e-12)
 
 
 def test_float32_through_the_backend_matches_float64():

@@ -5,8 +5,9 @@ Lay the padded input out flat as `[C, N * prod(P)]` (every sample's padded grid 
 other). At stride 1 each kernel tap then touches one *contiguous* run of that buffer, shifted
 by the tap's offset in the grid, and an output position sits at the flat index of its top-left
 input. So the input gradient is one matmul (the transposed kernel times the output gradient
-spread onto the grid) whose rows each tap adds back as one shifted contiguous run. The price is
-a few junk columns per row (where a window would wrap into the next row), computed and dropped.
+spread onto the grid) whose rows each tap adds back as one shifted contiguous run, a block of
+columns at a time. The price is a few junk columns per row (where a window would wrap into the
+next row), computed and dropped.
 
 A depthwise convolution reads the same buffer the other way round: each tap's contribution to
 every output is the tap's shifted contiguous run of the buffer times the channel's weight.
@@ -20,6 +21,10 @@ import math
 import numpy as np
 from burn.backend.ops.module import conv_output_sizes
 from numpy.lib.stride_tricks import as_strided
+
+# Bytes of the per-tap product `conv_x_grad_stride1` makes per block of columns (the guide's
+# second convolution: its [72, 43210] product in three blocks instead of one 12 MB array).
+COLUMN_BLOCK_BYTES = 4 << 20
 
 
 class _Grid:
@@ -66,11 +71,18 @@ def conv_x_grad_stride1(x_shape, weight, output_grad, padding, dilation, groups)
     )
     taps = len(grid.offsets)
     wm = weight.reshape(groups, o // groups, cg * taps).transpose(0, 2, 1)
-    cols = np.matmul(wm, spread.reshape(groups, o // groups, grid.columns))
-    cols = cols.reshape(c, taps, grid.columns)
-    acc = np.zeros((c, n * grid.plane), dtype=cols.dtype)
-    for t, off in enumerate(grid.offsets):
-        acc[:, off : off + grid.columns] += cols[:, t]
+    spread = spread.reshape(groups, o // groups, grid.columns)
+    acc = np.zeros((c, n * grid.plane), dtype=spread.dtype)
+    # The matmul's product is `taps` times the input's size: made and added back a block of
+    # columns at a time, it is read while still in cache instead of going out to memory.
+    step = max(1, COLUMN_BLOCK_BYTES // (c * taps * spread.itemsize))
+    block = np.empty((groups, cg * taps, min(step, grid.columns)), dtype=spread.dtype)
+    for start in range(0, grid.columns, step):
+        end = min(start + step, grid.columns)
+        cols = np.matmul(wm, spread[:, :, start:end], out=block[:, :, : end - start])
+        cols = cols.reshape(c, taps, end - start)
+        for t, off in enumerate(grid.offsets):
+            acc[:, start + off : end + off] += cols[:, t]
     acc = acc.reshape(c, n, *grid.size)
     inside = tuple(slice(p, p + s) for p, s in zip(padding, spatial, strict=True))
     return np.ascontiguousarray(acc[(slice(None), slice(None), *inside)].swapaxes(0, 1))

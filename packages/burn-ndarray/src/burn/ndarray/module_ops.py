@@ -1,7 +1,8 @@
 """`NdArrayModuleOps`: numpy versions of the module ops, overriding the contract's defaults.
 
-A convolution is one strided window view of the padded input (no copy), one copy into an
-im2col matrix and one batched BLAS matmul with groups as the batch dim; its weight gradient is
+A convolution is one strided window view of the padded input (no copy), copies into an
+im2col matrix and batched BLAS matmuls with groups as the batch dim, a block of samples at a
+time so that each block's matrix is multiplied while still in cache; its weight gradient is
 the same im2col matrix times the output gradient. Its input gradient (and the transposed
 convolution, which is one) is a matmul plus a col2im that loops over kernel positions or, at
 stride 1, one matmul plus one contiguous shifted add per tap (`burn.ndarray.conv`). A 3x3
@@ -154,12 +155,31 @@ def _depthwise(x, weight, groups) -> bool:
     return groups > 1 and groups == x.shape[1] == weight.shape[0] and weight.shape[1] == 1
 
 
+# Bytes of im2col matrix `_conv` makes per block of samples: a block's matrix is multiplied
+# while it is still in cache (the guide's second convolution, a 10.6 MB matrix for its batch
+# of 64, goes in blocks of 14 samples).
+SAMPLE_BLOCK_BYTES = 2 << 20
+
+
 def _conv(x, weight, stride, padding, dilation, groups, out) -> np.ndarray:
-    """`x [N, C, *S]` by `weight [O, C/g, *k]` at output size `out`: one batched matmul."""
+    """`x [N, C, *S]` by `weight [O, C/g, *k]` at output size `out`: a batched matmul per
+    block of samples, each writing its columns of the result."""
     o, cg, *kernel = weight.shape
-    cols = _im2col(x, kernel, stride, dilation, padding, out, groups)
-    wm = weight.reshape(groups, o // groups, cg * math.prod(kernel))
-    return _from_group(np.matmul(wm, cols), x.shape[0], out)
+    n = x.shape[0]
+    rows = cg * math.prod(kernel)
+    positions = math.prod(out)
+    wm = weight.reshape(groups, o // groups, rows)
+    per_sample = groups * rows * positions * x.itemsize
+    step = max(1, SAMPLE_BLOCK_BYTES // max(per_sample, 1))
+    if step >= n:
+        cols = _im2col(x, kernel, stride, dilation, padding, out, groups)
+        return _from_group(np.matmul(wm, cols), n, out)
+    y = np.empty((groups, o // groups, n * positions), dtype=np.result_type(x, weight))
+    for start in range(0, n, step):
+        end = min(start + step, n)
+        cols = _im2col(x[start:end], kernel, stride, dilation, padding, out, groups)
+        np.matmul(wm, cols, out=y[:, :, start * positions : end * positions])
+    return _from_group(y, n, out)
 
 
 def _x_grad_col2im(x_shape, weight, output_grad, stride, padding, dilation, groups):
