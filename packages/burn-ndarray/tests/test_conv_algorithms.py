@@ -101,13 +101,18 @@ def test_algorithms_agree_with_the_definition(spatial, kernel, stride, padding, 
 def test_blocked_forward_and_input_gradient_match_the_whole_batch(
     spatial, kernel, stride, padding, dilation, groups, monkeypatch
 ):
-    """`_conv` in blocks of samples and the shifted-add input gradient in blocks of columns
-    (one sample, one column per block here) give what the unblocked forms give."""
+    """`_conv` and the im2col weight gradients in blocks of samples, and the shifted-add input
+    gradient in blocks of columns (one sample, one column per block here), give what the
+    unblocked forms give."""
     rng = np.random.default_rng(1)
     x = rng.standard_normal((3, 4, *spatial))
     w = rng.standard_normal((6, 4 // groups, *kernel))
     y = reference_conv(x, w, stride, padding, dilation, groups)
     g = rng.standard_normal(y.shape)
+    whole_w_grads = [
+        module_ops._weight_grad_im2col(x, w.shape, g, stride, padding, dilation, groups, first)
+        for first in (False, True)
+    ]
     whole_x_grad = None
     if all(s == 1 for s in stride):
         whole_x_grad = conv_x_grad_stride1(x.shape, w, g, padding, dilation, groups)
@@ -115,6 +120,11 @@ def test_blocked_forward_and_input_gradient_match_the_whole_batch(
     monkeypatch.setattr(conv, "COLUMN_BLOCK_BYTES", 1)
     blocked = module_ops._conv(x, w, stride, padding, dilation, groups, y.shape[2:])
     np.testing.assert_allclose(blocked, y, atol=1e-12)
+    for first, whole in zip((False, True), whole_w_grads, strict=True):
+        got = module_ops._weight_grad_im2col(
+            x, w.shape, g, stride, padding, dilation, groups, first
+        )
+        np.testing.assert_allclose(got, whole, atol=1e-12)
     if whole_x_grad is not None:
         got = conv_x_grad_stride1(x.shape, w, g, padding, dilation, groups)
         np.testing.assert_allclose(got, whole_x_grad, atol=1e-12)

@@ -213,12 +213,25 @@ def _weight_grad_im2col(
     `[9, N*L] x [N*L, 8]` with OpenBLAS), so the autotune times both.
     """
     kernel = weight_shape[2:]
-    cols = _im2col(x, kernel, stride, dilation, padding, output_grad.shape[2:], groups)
-    g = _by_group(output_grad, groups)  # [groups, O/g, N*L]
+    out = output_grad.shape[2:]
+    n = x.shape[0]
+    per_sample = weight_shape[1] * groups * math.prod(kernel) * math.prod(out) * x.itemsize
+    step = max(1, SAMPLE_BLOCK_BYTES // max(per_sample, 1))
+    grad = None
+    for start in range(0, n, step):  # summed over blocks of samples, as `_conv` is computed
+        end = min(start + step, n)
+        cols = _im2col(x[start:end], kernel, stride, dilation, padding, out, groups)
+        g = _by_group(output_grad[start:end], groups)  # [groups, O/g, b*L]
+        if taps_first:
+            part = np.matmul(cols, g.transpose(0, 2, 1))  # [groups, Cg*taps, O/g]
+        else:
+            part = np.matmul(g, cols.transpose(0, 2, 1))  # [groups, O/g, Cg*taps]
+        grad = part if grad is None else np.add(grad, part, out=grad)
+    if grad is None:  # no samples
+        return np.zeros(weight_shape, dtype=np.result_type(x, output_grad))
     if taps_first:
-        grad = np.matmul(cols, g.transpose(0, 2, 1)).transpose(0, 2, 1)
-        return np.ascontiguousarray(grad).reshape(weight_shape)
-    return np.matmul(g, cols.transpose(0, 2, 1)).reshape(weight_shape)
+        grad = np.ascontiguousarray(grad.transpose(0, 2, 1))
+    return grad.reshape(weight_shape)
 
 
 def _along(x, matrix, dim) -> np.ndarray:
