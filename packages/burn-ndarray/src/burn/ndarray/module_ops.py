@@ -157,7 +157,7 @@ def _depthwise(x, weight, groups) -> bool:
 
 # Bytes of im2col matrix `_conv` makes per block of samples: a block's matrix is multiplied
 # while it is still in cache (the guide's second convolution, a 10.6 MB matrix for its batch
-# of 64, goes in blocks of 14 samples).
+# of 64, goes in blocks of 12 samples).
 SAMPLE_BLOCK_BYTES = 2 << 20
 
 
