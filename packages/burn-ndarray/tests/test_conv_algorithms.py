@@ -12,6 +12,7 @@ float64 reference on ResNet-like layers, ReLU-like and large-magnitude inputs in
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -97,17 +98,21 @@ def test_algorithms_agree_with_the_definition(spatial, kernel, stride, padding, 
             assert grad.reshape(-1)[flat_index] == pytest.approx(expected, abs=1e-10)
 
 
+@pytest.mark.parametrize("block", ["row", "sample"])
 @pytest.mark.parametrize("spatial, kernel, stride, padding, dilation, groups", CASES)
-def test_blocked_forward_and_input_gradient_match_the_whole_batch(
-    spatial, kernel, stride, padding, dilation, groups, monkeypatch
+def test_blocked_forward_and_gradients_match_the_whole_batch(
+    spatial, kernel, stride, padding, dilation, groups, block, monkeypatch
 ):
-    """`_conv` and the im2col weight gradients in blocks of samples, and the shifted-add input
-    gradient in blocks of columns (one sample, one column per block here), give what the
-    unblocked forms give."""
+    """`_conv` in blocks of samples or, one sample at a time, of output rows, the im2col
+    weight gradients in blocks of samples, and the shifted-add input gradient in blocks of
+    columns (one per block here), give what the unblocked forms give."""
     rng = np.random.default_rng(1)
     x = rng.standard_normal((3, 4, *spatial))
     w = rng.standard_normal((6, 4 // groups, *kernel))
     y = reference_conv(x, w, stride, padding, dilation, groups)
+    # One byte: every block is one row of one sample; one sample's matrix: blocks of samples.
+    one_sample = math.prod(w.shape[1:]) * groups * math.prod(y.shape[2:]) * x.itemsize
+    budget = 1 if block == "row" else one_sample
     g = rng.standard_normal(y.shape)
     whole_w_grads = [
         module_ops._weight_grad_im2col(x, w.shape, g, stride, padding, dilation, groups, first)
@@ -116,7 +121,7 @@ def test_blocked_forward_and_input_gradient_match_the_whole_batch(
     whole_x_grad = None
     if all(s == 1 for s in stride):
         whole_x_grad = conv_x_grad_stride1(x.shape, w, g, padding, dilation, groups)
-    monkeypatch.setattr(module_ops, "SAMPLE_BLOCK_BYTES", 1)
+    monkeypatch.setattr(module_ops, "SAMPLE_BLOCK_BYTES", budget)
     monkeypatch.setattr(conv, "COLUMN_BLOCK_BYTES", 1)
     blocked = module_ops._conv(x, w, stride, padding, dilation, groups, y.shape[2:])
     np.testing.assert_allclose(blocked, y, atol=1e-12)

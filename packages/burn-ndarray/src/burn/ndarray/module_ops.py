@@ -120,13 +120,17 @@ def _im2col(x, kernel, stride, dilation, padding, out, groups) -> np.ndarray:
     Taps-major rows and batch-and-position columns make the copy read the input in long
     contiguous runs (along the last spatial dim), which is the costly part of a convolution.
     """
-    nd = len(kernel)
-    n, c = x.shape[:2]
-    win = _windows(x, kernel, stride, dilation, padding, out)  # [N, C, *out, *k]
+    return _cols(_windows(x, kernel, stride, dilation, padding, out), groups)
+
+
+def _cols(win, groups) -> np.ndarray:
+    """The im2col matrix of a window view `[N, C, *out, *k]` (or of a slice of its `out`)."""
+    nd = (win.ndim - 2) // 2
+    n, c = win.shape[:2]
     win = win.reshape(n, groups, c // groups, *win.shape[2:])
     axes = (1, 2, *range(3 + nd, 3 + 2 * nd), 0, *range(3, 3 + nd))
     return win.transpose(axes).reshape(
-        groups, (c // groups) * math.prod(kernel), n * math.prod(out)
+        groups, (c // groups) * math.prod(win.shape[3 + nd :]), n * math.prod(win.shape[3 : 3 + nd])
     )
 
 
@@ -155,26 +159,41 @@ def _depthwise(x, weight, groups) -> bool:
     return groups > 1 and groups == x.shape[1] == weight.shape[0] and weight.shape[1] == 1
 
 
-# Bytes of im2col matrix `_conv` makes per block of samples: a block's matrix is multiplied
-# while it is still in cache (the guide's second convolution, a 10.6 MB matrix for its batch
-# of 64, goes in blocks of 12 samples).
+# Bytes of im2col matrix `_conv` makes per block of samples (or of output rows, when one
+# sample's matrix is larger): a block's matrix is multiplied while it is still in cache, and a
+# large input never has its whole matrix in memory (the guide's second convolution, 10.6 MB
+# for its batch of 64, goes in blocks of 12 samples; a 7x7 layer on a 3x512x512 image, 188 MB
+# at once, in blocks of 6 output rows).
 SAMPLE_BLOCK_BYTES = 2 << 20
 
 
 def _conv(x, weight, stride, padding, dilation, groups, out) -> np.ndarray:
     """`x [N, C, *S]` by `weight [O, C/g, *k]` at output size `out`: a batched matmul per
-    block of samples, each writing its columns of the result."""
+    block of samples (or of one sample's output rows), each writing its columns of the
+    result."""
     o, cg, *kernel = weight.shape
     n = x.shape[0]
     rows = cg * math.prod(kernel)
     positions = math.prod(out)
     wm = weight.reshape(groups, o // groups, rows)
     per_sample = groups * rows * positions * x.itemsize
-    step = max(1, SAMPLE_BLOCK_BYTES // max(per_sample, 1))
-    if step >= n:
+    if per_sample * n <= SAMPLE_BLOCK_BYTES:
         cols = _im2col(x, kernel, stride, dilation, padding, out, groups)
         return _from_group(np.matmul(wm, cols), n, out)
     y = np.empty((groups, o // groups, n * positions), dtype=np.result_type(x, weight))
+    step = max(1, SAMPLE_BLOCK_BYTES // max(per_sample, 1))
+    if per_sample > SAMPLE_BLOCK_BYTES and out[0] > 1:
+        # One sample's matrix is past the budget: blocks of its first output dim's rows.
+        inner = positions // out[0]
+        rows_per_block = max(1, SAMPLE_BLOCK_BYTES // max(per_sample // out[0], 1))
+        for sample in range(n):
+            win = _windows(x[sample : sample + 1], kernel, stride, dilation, padding, out)
+            for first in range(0, out[0], rows_per_block):
+                last = min(first + rows_per_block, out[0])
+                start = sample * positions + first * inner
+                cols = _cols(win[:, :, first:last], groups)
+                np.matmul(wm, cols, out=y[:, :, start : start + (last - first) * inner])
+        return _from_group(y, n, out)
     for start in range(0, n, step):
         end = min(start + step, n)
         cols = _im2col(x[start:end], kernel, stride, dilation, padding, out, groups)
