@@ -195,10 +195,17 @@ WINOGRAD_CASES = [  # (batch, channels, out channels, spatial, padding, groups)
 ]
 
 
+@pytest.mark.parametrize("blocks", ["none", "samples", "rows"])
 @pytest.mark.parametrize("batch, channels, out_channels, spatial, padding, groups", WINOGRAD_CASES)
 def test_winograd_agrees_with_the_definition(
-    batch, channels, out_channels, spatial, padding, groups
+    batch, channels, out_channels, spatial, padding, groups, blocks, monkeypatch
 ):
+    """Whole, in blocks of one sample, and in blocks of one row of tiles of one sample."""
+    budget = {"none": winograd.BLOCK_BYTES, "samples": None, "rows": 1}[blocks]
+    if budget is None:  # one sample's tiles for F(2x2), so F(4x4)'s go in rows of tiles
+        out = [s + 2 * p - 2 for s, p in zip(spatial, padding, strict=True)]
+        budget = 16 * (channels + out_channels) * math.prod(-(-o // 2) for o in out) * 8
+    monkeypatch.setattr(winograd, "BLOCK_BYTES", budget)
     rng = np.random.default_rng(2)
     x = rng.standard_normal((batch, channels, *spatial))
     w = rng.standard_normal((out_channels, channels // groups, 3, 3))
