@@ -346,6 +346,49 @@ def conv2d_weight_grad(
     n, c = x.shape[:2]
     k = weight_shape[0]
     dtype = np.result_type(x.dtype, output_grad.dtype)
+    out = tuple(output_grad.shape[2:])
+    size = m + 2
+    tiling = _Tiling(m, out)
+    # Summed over blocks of samples or of one sample's rows of tiles, as `conv2d` goes.
+    per_row = size**2 * (c + k) * tiling.tiles[1] * np.dtype(dtype).itemsize
+    per_sample = per_row * tiling.tiles[0]
+    if per_sample * n <= BLOCK_BYTES:
+        du = _weight_grad_tiles(x, output_grad, padding, groups, m, dtype)
+    elif per_sample <= BLOCK_BYTES:
+        step = BLOCK_BYTES // per_sample
+        du = np.zeros((size, size, k * (c // groups)), dtype=dtype)
+        for start in range(0, n, step):
+            end = min(start + step, n)
+            du += _weight_grad_tiles(
+                x[start:end], output_grad[start:end], padding, groups, m, dtype
+            )
+    else:
+        rows = max(1, BLOCK_BYTES // per_row) * m
+        ph, pw = padding
+        du = np.zeros((size, size, k * (c // groups)), dtype=dtype)
+        for sample in range(n):
+            xp = np.pad(x[sample : sample + 1], ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+            for first in range(0, out[0], rows):
+                last = min(first + rows, out[0])
+                du += _weight_grad_tiles(
+                    xp[:, :, first : last + 2],
+                    output_grad[sample : sample + 1, :, first:last],
+                    (0, 0),
+                    groups,
+                    m,
+                    dtype,
+                )
+    # The adjoint of the filter transform, again one matmul with a transposed view.
+    dw = np.matmul(du.reshape(size * size, -1).T, _kron_g(m, dtype))  # [K * Cg, 9]
+    return dw.reshape(k, c // groups, 3, 3)
+
+
+def _weight_grad_tiles(x, output_grad, padding, groups, m, dtype) -> np.ndarray:
+    """The transformed weight gradient `[b, a, K * C/groups]` of `x` and its output gradient:
+    the output gradient's tiles through `AT`'s transpose meet the transformed input in one
+    batched matmul over tiles."""
+    n, c = x.shape[:2]
+    k = output_grad.shape[1]
     tiling = _Tiling(m, tuple(output_grad.shape[2:]))
     th, tw = tiling.tiles
     size = m + 2
@@ -360,7 +403,4 @@ def conv2d_weight_grad(
     t = v.shape[-1]
     gm = gm.reshape(size * size, groups, k // groups, t)
     v = v.reshape(size * size, groups, c // groups, t)
-    du = np.matmul(gm, v.transpose(0, 1, 3, 2)).reshape(size, size, -1)  # [b, a, K*Cg]
-    # The adjoint of the filter transform, again one matmul with a transposed view.
-    dw = np.matmul(du.reshape(size * size, -1).T, _kron_g(m, dtype))  # [K * Cg, 9]
-    return dw.reshape(k, c // groups, 3, 3)
+    return np.matmul(gm, v.transpose(0, 1, 3, 2)).reshape(size, size, -1)  # [b, a, K*Cg]
