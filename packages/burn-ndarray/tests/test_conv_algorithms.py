@@ -104,8 +104,8 @@ def test_blocked_forward_and_gradients_match_the_whole_batch(
     spatial, kernel, stride, padding, dilation, groups, block, monkeypatch
 ):
     """`_conv` in blocks of samples or, one sample at a time, of output rows, the im2col
-    weight gradients in blocks of samples, and the shifted-add input gradient in blocks of
-    columns (one per block here), give what the unblocked forms give."""
+    weight gradients and col2im input gradient in blocks of samples, and the shifted-add input
+    gradient in blocks of columns (one per block here), give what the unblocked forms give."""
     rng = np.random.default_rng(1)
     x = rng.standard_normal((3, 4, *spatial))
     w = rng.standard_normal((6, 4 // groups, *kernel))
@@ -118,6 +118,7 @@ def test_blocked_forward_and_gradients_match_the_whole_batch(
         module_ops._weight_grad_im2col(x, w.shape, g, stride, padding, dilation, groups, first)
         for first in (False, True)
     ]
+    whole_col2im = module_ops._x_grad_col2im(x.shape, w, g, stride, padding, dilation, groups)
     whole_x_grad = None
     if all(s == 1 for s in stride):
         whole_x_grad = conv_x_grad_stride1(x.shape, w, g, padding, dilation, groups)
@@ -130,6 +131,8 @@ def test_blocked_forward_and_gradients_match_the_whole_batch(
             x, w.shape, g, stride, padding, dilation, groups, first
         )
         np.testing.assert_allclose(got, whole, atol=1e-12)
+    got = module_ops._x_grad_col2im(x.shape, w, g, stride, padding, dilation, groups)
+    np.testing.assert_allclose(got, whole_col2im, atol=1e-12)
     if whole_x_grad is not None:
         got = conv_x_grad_stride1(x.shape, w, g, padding, dilation, groups)
         np.testing.assert_allclose(got, whole_x_grad, atol=1e-12)

@@ -202,11 +202,32 @@ def _conv(x, weight, stride, padding, dilation, groups, out) -> np.ndarray:
 
 
 def _x_grad_col2im(x_shape, weight, output_grad, stride, padding, dilation, groups):
-    """Input gradient as one matmul back to im2col columns, summed into place per tap."""
+    """Input gradient as a matmul back to im2col columns, summed into place per tap, a block
+    of samples at a time (the columns are as large as `_conv`'s im2col matrix)."""
     o, cg, *kernel = weight.shape
+    n = x_shape[0]
+    out = output_grad.shape[2:]
+    wm = weight.reshape(groups, o // groups, cg * math.prod(kernel)).transpose(0, 2, 1)
+    per_sample = groups * cg * math.prod(kernel) * math.prod(out) * output_grad.itemsize
+    step = max(1, SAMPLE_BLOCK_BYTES // max(per_sample, 1))
+    if step >= n:
+        return _x_grad_block(wm, output_grad, x_shape, kernel, stride, padding, dilation)
+    grad = np.empty(x_shape, dtype=np.result_type(weight, output_grad))
+    for start in range(0, n, step):
+        end = min(start + step, n)
+        block_shape = (end - start, *x_shape[1:])
+        grad[start:end] = _x_grad_block(
+            wm, output_grad[start:end], block_shape, kernel, stride, padding, dilation
+        )
+    return grad
+
+
+def _x_grad_block(wm, output_grad, x_shape, kernel, stride, padding, dilation) -> np.ndarray:
+    """`_x_grad_col2im` of one block of samples, given the transposed kernel matrix."""
+    groups = wm.shape[0]
     g = _by_group(output_grad, groups)  # [groups, O/g, N*L]
-    wm = weight.reshape(groups, o // groups, cg * math.prod(kernel))
-    cols = np.matmul(wm.transpose(0, 2, 1), g)  # [groups, Cg*taps, N*L]
+    cols = np.matmul(wm, g)  # [groups, Cg*taps, N*L]
+    cg = wm.shape[1] // math.prod(kernel)
     cols = _cols_to_taps(cols, x_shape[0], output_grad.shape[2:], cg, kernel)
     return _col2im(cols, kernel, stride, dilation, padding, x_shape[2:]).reshape(x_shape)
 
