@@ -258,20 +258,39 @@ def _weight_grad_im2col(
     per_sample = weight_shape[1] * groups * math.prod(kernel) * math.prod(out) * x.itemsize
     step = max(1, SAMPLE_BLOCK_BYTES // max(per_sample, 1))
     grad = None
-    for start in range(0, n, step):  # summed over blocks of samples, as `_conv` is computed
-        end = min(start + step, n)
-        cols = _im2col(x[start:end], kernel, stride, dilation, padding, out, groups)
-        g = _by_group(output_grad[start:end], groups)  # [groups, O/g, b*L]
-        if taps_first:
-            part = np.matmul(cols, g.transpose(0, 2, 1))  # [groups, Cg*taps, O/g]
-        else:
-            part = np.matmul(g, cols.transpose(0, 2, 1))  # [groups, O/g, Cg*taps]
-        grad = part if grad is None else np.add(grad, part, out=grad)
+    # Summed over blocks of samples or, when one sample's matrix is past the budget, of its
+    # output rows, as `_conv` is computed.
+    if per_sample > SAMPLE_BLOCK_BYTES and out[0] > 1:
+        rows = max(1, SAMPLE_BLOCK_BYTES // max(per_sample // out[0], 1))
+        for sample in range(n):
+            win = _windows(x[sample : sample + 1], kernel, stride, dilation, padding, out)
+            for first in range(0, out[0], rows):
+                last = min(first + rows, out[0])
+                g_rows = output_grad[sample : sample + 1, :, first:last]
+                grad = _add_weight_grad(
+                    grad, _cols(win[:, :, first:last], groups), g_rows, groups, taps_first
+                )
+    else:
+        for start in range(0, n, step):
+            end = min(start + step, n)
+            cols = _im2col(x[start:end], kernel, stride, dilation, padding, out, groups)
+            grad = _add_weight_grad(grad, cols, output_grad[start:end], groups, taps_first)
     if grad is None:  # no samples
         return np.zeros(weight_shape, dtype=np.result_type(x, output_grad))
     if taps_first:
         grad = np.ascontiguousarray(grad.transpose(0, 2, 1))
     return grad.reshape(weight_shape)
+
+
+def _add_weight_grad(grad, cols, output_grad, groups, taps_first):
+    """`grad` plus one block's product of the output gradient and its im2col matrix (the
+    block's product alone when `grad` is None)."""
+    g = _by_group(output_grad, groups)  # [groups, O/g, b*L]
+    if taps_first:
+        part = np.matmul(cols, g.transpose(0, 2, 1))  # [groups, Cg*taps, O/g]
+    else:
+        part = np.matmul(g, cols.transpose(0, 2, 1))  # [groups, O/g, Cg*taps]
+    return part if grad is None else np.add(grad, part, out=grad)
 
 
 def _along(x, matrix, dim) -> np.ndarray:
