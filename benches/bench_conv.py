@@ -2,7 +2,9 @@
 
 The shapes are the guide's two convolutions (batch 64), two of ResNet-18's 3x3 layers (batch
 1, padding 1, one of them with stride 2) and two depthwise 3x3 layers of MobileNet's kind (one
-filter per channel: batch 8 at 112x112, batch 1 at 7x7). Every op is the backend's own entry
+filter per channel: batch 8 at 112x112, batch 1 at 7x7), then two layers on large images
+(64 channels at 256x256, and a 7x7 stem over a 3x512x512 image), where one image's im2col
+matrix or Winograd tiles are far larger than the caches. Every op is the backend's own entry
 point on numpy arrays, so the Tensor layer's overhead is not part of the figure; its first
 call, where the backend's autotune picks the algorithm for the shape, comes before the timing.
 PyTorch
@@ -38,6 +40,8 @@ SHAPES = [
     ("resnet 3x3 /2", (1, 128, 56, 56), (256, 128, 3, 3), 2, 1, 1),
     ("depthwise 3x3", (8, 32, 112, 112), (32, 1, 3, 3), 1, 1, 32),
     ("depthwise 3x3 7x7", (1, 960, 7, 7), (960, 1, 3, 3), 1, 1, 960),
+    ("large 3x3", (1, 64, 256, 256), (64, 64, 3, 3), 1, 1, 1),
+    ("large 7x7", (1, 3, 512, 512), (32, 3, 7, 7), 1, 3, 1),
 ]
 
 
@@ -81,7 +85,11 @@ def run(repeats: int, warmup: int) -> list[list[str]]:
     rows = []
     for label, xs, ws, name, fn, peer in cases(np.random.default_rng(0)):
         if peer is not None:  # the two must agree, or the ratio means nothing
-            np.testing.assert_allclose(fn(), peer().numpy(), rtol=1e-3, atol=1e-3)
+            want = peer().numpy()
+            # Float32 sums over a large image's 65k positions differ by more than 1e-3 in
+            # their small entries, in either library: the tolerance follows the largest.
+            scale = max(1.0, float(np.abs(want).max()))
+            np.testing.assert_allclose(fn(), want, rtol=1e-3, atol=1e-5 * scale)
         t_burn, t_torch = (median_ms(f, repeats, warmup, min_seconds=0.2) for f in (fn, peer))
         row = [
             label,
