@@ -69,9 +69,10 @@ def _forward(x, w_ih, w_hh, bias, h0, c0):
     )
 
 
-# Time steps whose backward factors are computed together: about 1.3 MB of factors at the
-# benchmark's [32, 256] states, which stay in cache while the steps consume them (computed for
-# all 50 steps at once they were passes over 6.5 MB arrays, each out to memory and back).
+# Time steps whose backward factors (LSTM and GRU) are computed together: about 1.3 MB of
+# factors at the benchmark's [32, 256] states, which stay in cache while the steps consume them
+# (computed for all 50 steps at once they were passes over 6.5 MB arrays, out to memory and
+# back).
 _FACTOR_STEPS = 8
 
 
@@ -208,35 +209,71 @@ def _gru_backward(w_hh, h0, states, gates, grad):
     work = _work(states[:1, :1, :1]).dtype
     hs = _work(states).transpose(1, 0, 2)
     gt = _work(gates).transpose(1, 0, 2)
-    r, z = gt[..., :hidden], gt[..., hidden : 2 * hidden]
-    n, h_n = gt[..., 2 * hidden : 3 * hidden], gt[..., 3 * hidden :]
-    h_prev = np.concatenate([h0.astype(work)[None], hs[:-1]])
-    # The factors each step multiplies by, for every step at once.
-    to_n = (1.0 - z) * (1.0 - n * n)
-    to_z = (h_prev - n) * z * (1.0 - z)
-    to_r = h_n * r * (1.0 - r)
+    h_first = h0.astype(work)
     grad_h = _work(grad).transpose(1, 0, 2)
     w_rec_t = w_hh.astype(work, copy=False).T
     d_in = np.empty((batch, seq, 3 * hidden), work)
     d_hid = np.empty((batch, seq, 3 * hidden), work)
     dh = np.zeros((batch, hidden), work)
-    for t in range(seq - 1, -1, -1):
-        dh = grad_h[t] + dh
-        gi, gh = d_in[:, t], d_hid[:, t]
-        dn = gi[:, 2 * hidden :]
-        np.multiply(dh, to_n[t], out=dn)
-        np.multiply(dh, to_z[t], out=gi[:, hidden : 2 * hidden])
-        np.multiply(dn, to_r[t], out=gi[:, :hidden])
-        gh[:, : 2 * hidden] = gi[:, : 2 * hidden]
-        np.multiply(dn, r[t], out=gh[:, 2 * hidden :])
-        dh = dh * z[t]
-        dh += gh @ w_rec_t
+    steps = min(_FACTOR_STEPS, max(seq, 1))
+    factors = np.empty((5, steps, batch, hidden), work)  # to_n, to_z, to_r and two scratch
+    for end in range(seq, 0, -steps):
+        start = max(0, end - steps)
+        to_n, to_z, to_r = _gru_factors(
+            gt[start:end],
+            hs[start - 1 : end - 1] if start else None,
+            hs[start:end],
+            h_first,
+            hidden,
+            factors[:, : end - start],
+        )
+        r, z = gt[start:end, :, :hidden], gt[start:end, :, hidden : 2 * hidden]
+        for t in range(end - 1, start - 1, -1):
+            k = t - start
+            dh = grad_h[t] + dh
+            gi, gh = d_in[:, t], d_hid[:, t]
+            dn = gi[:, 2 * hidden :]
+            np.multiply(dh, to_n[k], out=dn)
+            np.multiply(dh, to_z[k], out=gi[:, hidden : 2 * hidden])
+            np.multiply(dn, to_r[k], out=gi[:, :hidden])
+            gh[:, : 2 * hidden] = gi[:, : 2 * hidden]
+            np.multiply(dn, r[k], out=gh[:, 2 * hidden :])
+            dh = dh * z[k]
+            dh += gh @ w_rec_t
     dtype = states.dtype
     return (
         d_in.astype(dtype, copy=False),
         d_hid.astype(dtype, copy=False),
         dh.astype(dtype, copy=False),
     )
+
+
+def _gru_factors(gt, h_before, hs, h_first, hidden, buffers):
+    """The GRU backward's factors for a run of steps, into `buffers` [5, steps, batch, hidden]:
+    `(1 - z) (1 - n^2)`, `(h_prev - n) z (1 - z)` and `h_n r (1 - r)`, the same products in the
+    same order as computed for the whole sequence. `h_before` is the state of the steps before
+    (None when the run starts at step 0, whose previous state is `h_first`)."""
+    to_n, to_z, to_r, one_minus_z, scratch = buffers
+    r, z = gt[..., :hidden], gt[..., hidden : 2 * hidden]
+    n, h_n = gt[..., 2 * hidden : 3 * hidden], gt[..., 3 * hidden :]
+    np.subtract(1.0, z, out=one_minus_z)
+    np.multiply(n, n, out=scratch)
+    np.subtract(1.0, scratch, out=scratch)
+    np.multiply(one_minus_z, scratch, out=to_n)
+    if h_before is None:
+        prev = scratch  # the run starts at step 0: its first previous state is h_first
+        prev[0] = h_first
+        if len(hs) > 1:
+            prev[1:] = hs[:-1]
+    else:
+        prev = h_before
+    np.subtract(prev, n, out=to_z)
+    to_z *= z
+    to_z *= one_minus_z
+    np.multiply(h_n, r, out=to_r)
+    np.subtract(1.0, r, out=scratch)
+    to_r *= scratch
+    return to_n, to_z, to_r
 
 
 class NdArrayRecurrentOps:
