@@ -142,13 +142,7 @@ def _lstm_factors(gt, cs, c_before, c_first, hidden, out) -> None:
     np.subtract(1.0, i, out=scratch)
     np.multiply(g, i, out=to_ifg[:, :, 0])
     to_ifg[:, :, 0] *= scratch
-    if c_before is None:
-        prev = scratch  # the run starts at step 0: its first previous state is c_first
-        prev[0] = c_first
-        if len(cs) > 1:
-            prev[1:] = cs[:-1]
-    else:
-        prev = c_before
+    prev = _previous_states(cs, c_before, c_first, scratch)
     np.multiply(prev, f, out=to_ifg[:, :, 1])
     np.subtract(1.0, f, out=scratch)
     to_ifg[:, :, 1] *= scratch
@@ -158,6 +152,18 @@ def _lstm_factors(gt, cs, c_before, c_first, hidden, out) -> None:
     np.multiply(tanh_c, o, out=to_o)
     np.subtract(1.0, o, out=scratch)
     to_o *= scratch
+
+
+def _previous_states(run, before, first, scratch):
+    """The state before each step of a run: `before` (the states of the steps before the run),
+    or, for a run starting at step 0 (`before` None), `first` then the run's own states but
+    its last, written into `scratch`."""
+    if before is not None:
+        return before
+    scratch[0] = first
+    if len(run) > 1:
+        scratch[1:] = run[:-1]
+    return scratch
 
 
 def _gru_forward(x, w_ih, w_hh, b_ih, b_hh, h0):
@@ -260,13 +266,7 @@ def _gru_factors(gt, h_before, hs, h_first, hidden, buffers):
     np.multiply(n, n, out=scratch)
     np.subtract(1.0, scratch, out=scratch)
     np.multiply(one_minus_z, scratch, out=to_n)
-    if h_before is None:
-        prev = scratch  # the run starts at step 0: its first previous state is h_first
-        prev[0] = h_first
-        if len(hs) > 1:
-            prev[1:] = hs[:-1]
-    else:
-        prev = h_before
+    prev = _previous_states(hs, h_before, h_first, scratch)
     np.subtract(prev, n, out=to_z)
     to_z *= z
     to_z *= one_minus_z
