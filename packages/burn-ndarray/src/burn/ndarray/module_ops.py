@@ -167,37 +167,49 @@ def _depthwise(x, weight, groups) -> bool:
 SAMPLE_BLOCK_BYTES = 2 << 20
 
 
-def _conv(x, weight, stride, padding, dilation, groups, out) -> np.ndarray:
-    """`x [N, C, *S]` by `weight [O, C/g, *k]` at output size `out`: a batched matmul per
-    block of samples (or of one sample's output rows), each writing its columns of the
-    result."""
-    o, cg, *kernel = weight.shape
-    n = x.shape[0]
-    rows = cg * math.prod(kernel)
+def _im2col_blocks(x, kernel, stride, dilation, padding, out, groups):
+    """The im2col matrix of `x` in blocks of about `SAMPLE_BLOCK_BYTES`: `(cols, index,
+    columns)` per block, where `index` picks the block's part of an `[N, O, *out]` array and
+    `columns` its columns of `[N * prod(out)]`; one block of the whole input (`index` and
+    `columns` None) when it fits. Blocks are samples or, when one sample's matrix is past the
+    budget, rows of one sample's first output dim."""
+    n, c = x.shape[:2]
     positions = math.prod(out)
-    wm = weight.reshape(groups, o // groups, rows)
-    per_sample = groups * rows * positions * x.itemsize
+    per_sample = c * math.prod(kernel) * positions * x.itemsize
     if per_sample * n <= SAMPLE_BLOCK_BYTES:
-        cols = _im2col(x, kernel, stride, dilation, padding, out, groups)
-        return _from_group(np.matmul(wm, cols), n, out)
-    y = np.empty((groups, o // groups, n * positions), dtype=np.result_type(x, weight))
-    step = max(1, SAMPLE_BLOCK_BYTES // max(per_sample, 1))
-    if per_sample > SAMPLE_BLOCK_BYTES and out[0] > 1:
-        # One sample's matrix is past the budget: blocks of its first output dim's rows.
+        yield _im2col(x, kernel, stride, dilation, padding, out, groups), None, None
+    elif per_sample <= SAMPLE_BLOCK_BYTES or out[0] == 1:
+        step = max(1, SAMPLE_BLOCK_BYTES // per_sample)
+        for start in range(0, n, step):
+            end = min(start + step, n)
+            cols = _im2col(x[start:end], kernel, stride, dilation, padding, out, groups)
+            yield cols, slice(start, end), slice(start * positions, end * positions)
+    else:
         inner = positions // out[0]
-        rows_per_block = max(1, SAMPLE_BLOCK_BYTES // max(per_sample // out[0], 1))
+        step = max(1, SAMPLE_BLOCK_BYTES // (per_sample // out[0]))
         for sample in range(n):
             win = _windows(x[sample : sample + 1], kernel, stride, dilation, padding, out)
-            for first in range(0, out[0], rows_per_block):
-                last = min(first + rows_per_block, out[0])
+            for first in range(0, out[0], step):
+                last = min(first + step, out[0])
                 start = sample * positions + first * inner
-                cols = _cols(win[:, :, first:last], groups)
-                np.matmul(wm, cols, out=y[:, :, start : start + (last - first) * inner])
-        return _from_group(y, n, out)
-    for start in range(0, n, step):
-        end = min(start + step, n)
-        cols = _im2col(x[start:end], kernel, stride, dilation, padding, out, groups)
-        np.matmul(wm, cols, out=y[:, :, start * positions : end * positions])
+                index = (slice(sample, sample + 1), slice(None), slice(first, last))
+                columns = slice(start, start + (last - first) * inner)
+                yield _cols(win[:, :, first:last], groups), index, columns
+
+
+def _conv(x, weight, stride, padding, dilation, groups, out) -> np.ndarray:
+    """`x [N, C, *S]` by `weight [O, C/g, *k]` at output size `out`: a batched matmul per
+    block of the im2col matrix (`_im2col_blocks`), each writing its columns of the result."""
+    o, cg, *kernel = weight.shape
+    n = x.shape[0]
+    wm = weight.reshape(groups, o // groups, cg * math.prod(kernel))
+    y = None
+    for cols, index, columns in _im2col_blocks(x, kernel, stride, dilation, padding, out, groups):
+        if index is None:
+            return _from_group(np.matmul(wm, cols), n, out)
+        if y is None:
+            y = np.empty((groups, o // groups, n * math.prod(out)), np.result_type(x, weight))
+        np.matmul(wm, cols, out=y[:, :, columns])
     return _from_group(y, n, out)
 
 
@@ -254,29 +266,10 @@ def _weight_grad_im2col(
     """
     kernel = weight_shape[2:]
     out = output_grad.shape[2:]
-    n = x.shape[0]
-    per_sample = weight_shape[1] * groups * math.prod(kernel) * math.prod(out) * x.itemsize
-    step = max(1, SAMPLE_BLOCK_BYTES // max(per_sample, 1))
-    grad = None
-    # Summed over blocks of samples or, when one sample's matrix is past the budget, of its
-    # output rows, as `_conv` is computed.
-    if per_sample > SAMPLE_BLOCK_BYTES and out[0] > 1:
-        rows = max(1, SAMPLE_BLOCK_BYTES // max(per_sample // out[0], 1))
-        for sample in range(n):
-            win = _windows(x[sample : sample + 1], kernel, stride, dilation, padding, out)
-            for first in range(0, out[0], rows):
-                last = min(first + rows, out[0])
-                g_rows = output_grad[sample : sample + 1, :, first:last]
-                grad = _add_weight_grad(
-                    grad, _cols(win[:, :, first:last], groups), g_rows, groups, taps_first
-                )
-    else:
-        for start in range(0, n, step):
-            end = min(start + step, n)
-            cols = _im2col(x[start:end], kernel, stride, dilation, padding, out, groups)
-            grad = _add_weight_grad(grad, cols, output_grad[start:end], groups, taps_first)
-    if grad is None:  # no samples
-        return np.zeros(weight_shape, dtype=np.result_type(x, output_grad))
+    grad = None  # summed over the blocks `_conv` is computed in
+    for cols, index, _ in _im2col_blocks(x, kernel, stride, dilation, padding, out, groups):
+        g = output_grad if index is None else output_grad[index]
+        grad = _add_weight_grad(grad, cols, g, groups, taps_first)
     if taps_first:
         grad = np.ascontiguousarray(grad.transpose(0, 2, 1))
     return grad.reshape(weight_shape)

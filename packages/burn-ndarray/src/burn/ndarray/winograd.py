@@ -275,38 +275,48 @@ def conv2d(
         u = FILTER_CACHE.transformed(weight, m, dtype)
     else:
         u = _filter_transform(weight, m, dtype)
-    tiling = _Tiling(m, out)
-    # Bytes of transformed tiles (input and product) one row of tiles of one sample makes.
-    per_row = (m + 2) ** 2 * (c + k) * tiling.tiles[1] * np.dtype(dtype).itemsize
-    per_sample = per_row * tiling.tiles[0]
-    if per_sample * n <= BLOCK_BYTES:
-        return _conv2d_tiles(x, u, padding, groups, m, k, out, dtype)
-    y = np.empty((n, k, *out), dtype=dtype)
-    if per_sample <= BLOCK_BYTES:
-        step = BLOCK_BYTES // per_sample
-        for start in range(0, n, step):
-            end = min(start + step, n)
-            y[start:end] = _conv2d_tiles(x[start:end], u, padding, groups, m, k, out, dtype)
-        return y
-    # One sample is past the budget: blocks of tile rows, each reading its rows of the padded
-    # input (two more than it outputs) with no padding of its own.
-    rows = max(1, BLOCK_BYTES // per_row) * m
-    ph, pw = padding
-    for sample in range(n):
-        xp = np.pad(x[sample : sample + 1], ((0, 0), (0, 0), (ph, ph), (pw, pw)))
-        for first in range(0, out[0], rows):
-            last = min(first + rows, out[0])
-            part = xp[:, :, first : last + 2]
-            y[sample : sample + 1, :, first:last] = _conv2d_tiles(
-                part, u, (0, 0), groups, m, k, (last - first, out[1]), dtype
-            )
+    y = None
+    for part, pad, index in _tile_blocks(x, padding, out, m, k, dtype):
+        if index is None:
+            return _conv2d_tiles(part, u, pad, groups, m, k, dtype)
+        if y is None:
+            y = np.empty((n, k, *out), dtype=dtype)
+        y[index] = _conv2d_tiles(part, u, pad, groups, m, k, dtype)
     return y
 
 
-def _conv2d_tiles(x, u, padding, groups, m, k, out, dtype) -> np.ndarray:
-    """`conv2d` of `x` at once, given the transformed kernel `u`."""
+def _tile_blocks(x, padding, out, m, k, dtype):
+    """`x` in blocks of about `BLOCK_BYTES` of transformed tiles: `(part, padding, index)` per
+    block, where `index` picks the block's part of an `[N, K, *out]` array; one block of the
+    whole input (`index` None) when it fits. Blocks are samples or, when one sample is past the
+    budget, rows of tiles of one sample, each reading its rows of the padded input (two more
+    than it outputs) with no padding of its own."""
     n, c = x.shape[:2]
     tiling = _Tiling(m, out)
+    per_row = (m + 2) ** 2 * (c + k) * tiling.tiles[1] * np.dtype(dtype).itemsize
+    per_sample = per_row * tiling.tiles[0]
+    if per_sample * n <= BLOCK_BYTES:
+        yield x, padding, None
+    elif per_sample <= BLOCK_BYTES:
+        step = BLOCK_BYTES // per_sample
+        for start in range(0, n, step):
+            end = min(start + step, n)
+            yield x[start:end], padding, slice(start, end)
+    else:
+        rows = max(1, BLOCK_BYTES // per_row) * m
+        ph, pw = padding
+        for sample in range(n):
+            xp = np.pad(x[sample : sample + 1], ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+            for first in range(0, out[0], rows):
+                last = min(first + rows, out[0])
+                index = (slice(sample, sample + 1), slice(None), slice(first, last))
+                yield xp[:, :, first : last + 2], (0, 0), index
+
+
+def _conv2d_tiles(x, u, padding, groups, m, k, dtype) -> np.ndarray:
+    """`conv2d` of `x` at once, given the transformed kernel `u`."""
+    n, c, h, w = x.shape
+    tiling = _Tiling(m, (h + 2 * padding[0] - 2, w + 2 * padding[1] - 2))
     size = m + 2
     v = _input_transform(_pad_channels_first(x, padding, tiling, dtype), tiling)
     t = v.shape[-1]
@@ -349,36 +359,11 @@ def conv2d_weight_grad(
     dtype = np.result_type(x.dtype, output_grad.dtype)
     out = tuple(output_grad.shape[2:])
     size = m + 2
-    tiling = _Tiling(m, out)
-    # Summed over blocks of samples or of one sample's rows of tiles, as `conv2d` goes.
-    per_row = size**2 * (c + k) * tiling.tiles[1] * np.dtype(dtype).itemsize
-    per_sample = per_row * tiling.tiles[0]
-    if per_sample * n <= BLOCK_BYTES:
-        du = _weight_grad_tiles(x, output_grad, padding, groups, m, dtype)
-    elif per_sample <= BLOCK_BYTES:
-        step = BLOCK_BYTES // per_sample
-        du = np.zeros((size, size, k * (c // groups)), dtype=dtype)
-        for start in range(0, n, step):
-            end = min(start + step, n)
-            du += _weight_grad_tiles(
-                x[start:end], output_grad[start:end], padding, groups, m, dtype
-            )
-    else:
-        rows = max(1, BLOCK_BYTES // per_row) * m
-        ph, pw = padding
-        du = np.zeros((size, size, k * (c // groups)), dtype=dtype)
-        for sample in range(n):
-            xp = np.pad(x[sample : sample + 1], ((0, 0), (0, 0), (ph, ph), (pw, pw)))
-            for first in range(0, out[0], rows):
-                last = min(first + rows, out[0])
-                du += _weight_grad_tiles(
-                    xp[:, :, first : last + 2],
-                    output_grad[sample : sample + 1, :, first:last],
-                    (0, 0),
-                    groups,
-                    m,
-                    dtype,
-                )
+    du = None  # summed over the blocks `conv2d` goes in
+    for part, pad, index in _tile_blocks(x, padding, out, m, k, dtype):
+        g = output_grad if index is None else output_grad[index]
+        tiles = _weight_grad_tiles(part, g, pad, groups, m, dtype)
+        du = tiles if du is None else np.add(du, tiles, out=du)
     # The adjoint of the filter transform, again one matmul with a transposed view.
     dw = np.matmul(du.reshape(size * size, -1).T, _kron_g(m, dtype))  # [K * Cg, 9]
     return dw.reshape(k, c // groups, 3, 3)
