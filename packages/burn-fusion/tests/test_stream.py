@@ -265,3 +265,142 @@ def test_recording_and_flushing_leave_no_reference_cycles(setup):
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+class EpilogueFuser(NumpyFuser):
+    """A fuser that also runs matmuls with their consumers as the epilogue (numpy again)."""
+
+    def __init__(self):
+        super().__init__()
+        self.products: list = []  # each epilogue segment's matmul node
+
+    def implementations(self):
+        return {**super().implementations(), "float_matmul": NdArrayBackend.float_matmul}
+
+    def max_inputs(self, device) -> int:
+        return 6
+
+    def matmul_operands(self, lhs, rhs):
+        return lhs, rhs, (lhs.shape, rhs.shape)
+
+    def compile_matmul(self, segment):
+        return self.compile(segment)
+
+    def execute_matmul(self, plan, segment):
+        product = segment.nodes[segment.matmul]
+        self.products.append(product)
+        lhs, rhs, _ = product.arg
+        # The product stands in the segment as a leaf would: evaluate it, then the rest.
+        saved = product.kind, product.arg
+        product.kind, product.arg = "leaf", np.matmul(lhs, rhs)
+        try:
+            return self.execute(plan, segment)
+        finally:
+            product.kind, product.arg = saved
+
+
+@pytest.fixture
+def epilogues():
+    fuser = EpilogueFuser()
+    register_fusion_backend(CountingNdArray.name, fuser)
+    backend = Fusion(CountingNdArray())
+    yield backend, fuser
+    register_fusion_backend(CountingNdArray.name, None)
+
+
+def matrix(backend, values):
+    return Tensor[backend, 2].from_data(np.asarray(values, np.float32), backend.device())
+
+
+def read(t) -> np.ndarray:
+    return np.asarray(t.to_data().array)
+
+
+def plus(a, b):
+    """`a + b` through the core op (NdArray's own `float_add` would run eagerly)."""
+    return Tensor(a.backend.binary("add", a.primitive, b.primitive), a.backend)
+
+
+def test_a_matmul_waits_for_its_consumers_and_runs_them_as_its_epilogue(epilogues):
+    backend, fuser = epilogues
+    x = np.array([[1.0, -2.0], [3.0, 0.5]], np.float32)
+    w = np.array([[0.5, 1.0, -1.0], [2.0, -0.5, 0.25]], np.float32)
+    bias = np.array([[0.1, -0.2, 0.3]], np.float32)
+    product = matrix(backend, x).matmul(matrix(backend, w))
+    assert product.primitive.is_pending and not fuser.executed
+    out = plus(product, matrix(backend, bias)).abs() * 2.0
+    got = read(out)
+    ((segment, *_),) = [fuser.executed]
+    assert len(fuser.executed) == 1 and segment.matmul is not None
+    # The product is still read by `product`: the kernel writes it as well as `out`.
+    assert len(segment.outputs) == 2
+    np.testing.assert_allclose(got, np.abs(x @ w + bias) * 2.0, rtol=1e-6)
+    np.testing.assert_allclose(read(product), x @ w, rtol=1e-6)
+    assert backend.stats.matmul_epilogues == 1 and backend.stats.eager_matmuls == 0
+
+
+def test_a_matmul_nothing_else_reads_runs_on_the_backend(epilogues):
+    backend, fuser = epilogues
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    product = matrix(backend, x).matmul(matrix(backend, x.T))
+    np.testing.assert_allclose(read(product), x @ x.T)
+    assert not fuser.executed and backend.stats.eager_matmuls == 1
+
+
+def test_a_matmul_read_at_another_shape_runs_on_its_own_first(epilogues):
+    backend, fuser = epilogues
+    x = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    column = matrix(backend, x).matmul(matrix(backend, [[1.0], [-1.0]]))  # [2, 1]
+    spread = plus(column, matrix(backend, np.zeros((2, 3), np.float32)))  # broadcast to [2, 3]
+    del column
+    np.testing.assert_allclose(read(spread), np.broadcast_to(x @ [[1.0], [-1.0]], (2, 3)))
+    assert backend.stats.eager_matmuls == 1 and not fuser.products
+
+
+def test_a_matmul_read_by_two_groups_runs_once_on_its_own(epilogues):
+    backend, fuser = epilogues
+    x = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    column = matrix(backend, x).matmul(matrix(backend, [[1.0], [-1.0]]))  # [2, 1]
+    doubled = column * 2.0  # read at [2, 1]
+    spread = plus(column, matrix(backend, np.ones((2, 3), np.float32)))  # and at [2, 3]
+    del column
+    want = x @ [[1.0], [-1.0]]
+    np.testing.assert_allclose(read(doubled), want * 2.0)
+    np.testing.assert_allclose(read(spread), np.broadcast_to(want + 1.0, (2, 3)))
+    assert backend.stats.eager_matmuls == 1 and backend.stats.matmul_epilogues == 0
+    assert len(fuser.executed) == 2  # one kernel per shape, both reading the computed product
+
+
+def test_two_matmuls_of_one_shape_make_one_epilogue_and_one_eager_product(epilogues):
+    backend, fuser = epilogues
+    x = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    y = np.array([[0.0, 1.0], [1.0, 0.0]], np.float32)
+    total = plus(
+        matrix(backend, x).matmul(matrix(backend, y)), matrix(backend, y).matmul(matrix(backend, x))
+    )
+    np.testing.assert_allclose(read(total), x @ y + y @ x)
+    assert backend.stats.matmul_epilogues == 1 and backend.stats.eager_matmuls == 1
+
+
+def test_epilogues_split_over_kernels_compute_the_product_once(epilogues):
+    backend, fuser = epilogues
+    x = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    product = matrix(backend, x).matmul(matrix(backend, x))
+    parts = [matrix(backend, np.full((2, 2), float(i), np.float32)) for i in range(4)]
+    # Four outputs, each reading the product and a tensor of its own: more than one kernel
+    # of this fuser's six bindings.
+    outs = [plus(product, p) for p in parts]
+    del product
+    got = [read(o) for o in outs]
+    for i, g in enumerate(got):
+        np.testing.assert_allclose(g, x @ x + i)
+    assert backend.stats.eager_matmuls == 1 and backend.stats.matmul_epilogues == 0
+    assert all(len(s.leaves) + len(s.outputs) <= 6 for s in fuser.executed)
+
+
+def test_epilogue_plans_are_cached_by_signature(epilogues):
+    backend, fuser = epilogues
+    for scale in (1.0, 2.0, 3.0):
+        x = np.full((2, 2), scale, np.float32)
+        read(matrix(backend, x).matmul(matrix(backend, x)) * scale)
+    assert backend.stats.compiles == 1 and backend.stats.replays == 2

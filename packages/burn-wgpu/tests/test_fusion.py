@@ -330,3 +330,145 @@ def test_an_adam_step_is_one_kernel_with_the_unfused_values(fused, rng):
     assert fused.stats.segments == 1 and fused.stats.outputs == 3
     for a, b in zip(got, adam_step(*plain, *args), strict=True):
         np.testing.assert_allclose(a, values(b), rtol=1e-6, atol=1e-7)
+
+
+# ---------------------------------------------------------------------- matmul epilogues
+def epilogue_plans(backend, known) -> list:
+    """The sources of the matmul plans compiled since `known`."""
+    plans = [p for key, p in backend.stream.plans.items() if key not in known]
+    return [p.source for p in plans if hasattr(p, "slices")]
+
+
+@pytest.mark.parametrize(
+    ("m", "k", "n", "transposed", "kernel"),
+    [
+        (33, 20, 7, False, "tiled"),  # ragged tiles
+        (256, 128, 128, False, "vec4"),
+        (256, 128, 128, True, "vec4"),  # over a transposed view of the weight
+        (96, 64, 98, True, "tiled"),  # n not a multiple of 4, a strided weight
+        (64, 512, 10, False, "split"),  # few output tiles, a long k: split along k
+        (64, 1024, 96, True, "split"),
+    ],
+)
+def test_a_matmul_and_what_follows_it_are_one_kernel(fused, rng, m, k, n, transposed, kernel):
+    """One launch, or two when the matmul is split along k: the slices' products, then one
+    kernel that sums them and applies the epilogue."""
+    known = set(fused.stream.plans)
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    w = rng.standard_normal((n, k) if transposed else (k, n)).astype(np.float32)
+    bias = rng.standard_normal((1, n)).astype(np.float32)
+    fx = Tensor[fused, 2].from_data(x, fused.device())
+    fw = Tensor[fused, 2].from_data(w, fused.device())
+    fb = Tensor[fused, 2].from_data(bias, fused.device())
+    if transposed:
+        fw, w = fw.swap_dims(0, 1), w.T
+    values(fx), values(fw), values(fb)  # uploads done before counting
+    values(act.relu(fx.matmul(fw) + fb) * 0.5)  # a first run tunes what it needs
+    for _ in range(2):  # the same plan again
+        before = launches()
+        out = act.relu(fx.matmul(fw) + fb) * 0.5
+        assert launches() == before, "recording launches nothing"
+        got = values(out)
+        assert launches() == before + (2 if kernel == "split" else 1)
+    want = np.maximum(x.astype(np.float64) @ w + bias, 0) * 0.5
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * np.abs(want).max())
+    assert fused.stats.matmul_epilogues == 3
+    (source,) = epilogue_plans(fused, known)
+    assert ("part[" in source) is (kernel == "split")
+    assert ("epilogue4(" in source.split("fn main")[1]) is (kernel == "vec4")
+
+
+def test_an_epilogue_writes_the_product_too_when_it_is_still_read(fused, rng):
+    x = rng.standard_normal((40, 24)).astype(np.float32)
+    w = rng.standard_normal((24, 16)).astype(np.float32)
+    fx = Tensor[fused, 2].from_data(x, fused.device())
+    fw = Tensor[fused, 2].from_data(w, fused.device())
+    product = fx.matmul(fw)
+    doubled = product * 2.0
+    negated = -product
+    before = launches()
+    got = values(doubled)
+    assert launches() == before + 1
+    want = x.astype(np.float64) @ w
+    np.testing.assert_allclose(values(product), want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got, want * 2.0, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(values(negated), -want, rtol=1e-5, atol=1e-5)
+    assert launches() == before + 1, "one kernel wrote all three"
+
+
+def test_batched_epilogues_with_broadcast_batch_dims(fused, rng):
+    a = rng.standard_normal((2, 1, 9, 12)).astype(np.float32)
+    b = rng.standard_normal((1, 3, 12, 5)).astype(np.float32)
+    c = rng.standard_normal((2, 3, 1, 5)).astype(np.float32)
+    fa, fb, fc = (Tensor[fused, 4].from_data(v, fused.device()) for v in (a, b, c))
+    out = (fa.matmul(fb) - fc).abs()
+    np.testing.assert_allclose(values(out), np.abs(a @ b - c), rtol=1e-5, atol=1e-5)
+    assert fused.stats.matmul_epilogues == 1
+
+
+def test_products_read_at_another_shape_or_reduced_are_computed_first(fused, rng):
+    x = rng.standard_normal((48, 20)).astype(np.float32)
+    w = rng.standard_normal((20, 1)).astype(np.float32)
+    fx = Tensor[fused, 2].from_data(x, fused.device())
+    column = fx.matmul(Tensor[fused, 2].from_data(w, fused.device()))  # [48, 1]
+    spread = column.expand([48, 6]) * 3.0  # the product broadcast: it cannot be an epilogue
+    del column
+    np.testing.assert_allclose(values(spread), np.broadcast_to(x @ w * 3.0, (48, 6)), rtol=1e-5)
+    assert fused.stats.eager_matmuls == 1 and fused.stats.matmul_epilogues == 0
+    square = Tensor[fused, 2].from_data(rng.standard_normal((20, 20)).astype(np.float32))
+    total = (fx.matmul(square) * 2.0).sum_dim(1)  # the reduction reads the epilogue's output
+    np.testing.assert_allclose(
+        values(total), (x @ values(square) * 2.0).sum(1, keepdims=True), rtol=1e-4, atol=1e-4
+    )
+    assert fused.stats.matmul_epilogues == 1
+
+
+def test_a_weight_gradient_and_its_adam_update_are_one_kernel(fused, rng):
+    from burn.tensor.optim import adam_step
+
+    x = rng.standard_normal((64, 24)).astype(np.float32)
+    g = rng.standard_normal((64, 16)).astype(np.float32)
+    state = [rng.standard_normal((24, 16)).astype(np.float32) for _ in range(3)]
+    state[2] = np.abs(state[2]) * 0.01
+    args = (3, 0.01, 0.9, 0.999, 1e-5, 0.1, True)
+
+    def update(backend):
+        device = backend.device()
+        tx = Tensor[backend, 2].from_data(x, device).swap_dims(0, 1)
+        tg = Tensor[backend, 2].from_data(g, device)
+        param, m, v = (Tensor[backend, 2].from_data(s, device) for s in state)
+        values(param), values(m), values(v), values(tx), values(tg)
+        before = launches()
+        # The gradient is read by the update alone: it is never written.
+        out = [values(t) for t in adam_step(param, tx.matmul(tg), m, v, *args)]
+        return out, launches() - before
+
+    got, fused_launches = update(fused)
+    want, _ = update(Wgpu)
+    assert fused_launches == 1 and fused.stats.outputs == 3
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_a_linear_layer_trains_the_same_with_epilogues(rng):
+    x = rng.standard_normal((64, 32)).astype(np.float32)
+    w = rng.standard_normal((32, 24)).astype(np.float32)
+    b = rng.standard_normal((1, 24)).astype(np.float32)
+
+    def step(backend):
+        device = backend.device()
+        tw = Tensor[backend, 2].from_data(w, device).require_grad()
+        tb = Tensor[backend, 2].from_data(b, device).require_grad()
+        tx = Tensor[backend, 2].from_data(x, device).require_grad()
+        loss = (act.relu(tx.matmul(tw) + tb) * 0.5).powf_scalar(2.0).mean()
+        grads = loss.backward()
+        return [values(t.grad(grads)) for t in (tw, tb, tx)] + [values(loss)]
+
+    plain = step(Autodiff(Wgpu))
+    backend = Autodiff(Fusion(Wgpu))
+    fusion = backend.inner()
+    before = fusion.stats.matmul_epilogues
+    ours = step(backend)
+    assert fusion.stats.matmul_epilogues > before
+    for a, b_ in zip(ours, plain, strict=True):
+        np.testing.assert_allclose(a, b_, rtol=1e-5, atol=1e-6)

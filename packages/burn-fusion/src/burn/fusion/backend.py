@@ -13,8 +13,11 @@ a recorded `Node` waiting in the stream. Which ops are recorded is decided once 
   elementwise pieces are recorded and fused; module ops (`conv2d`, pooling...) are always
   forwarded, since their defaults call hooks the backend may replace;
 - a reduction (`reduce`, `float_mean_dim`) of a pending value runs with the recorded chain as
-  its prologue when the fuser offers that (the optional part of the contract) and stands for
-  the backend's reduction; otherwise it is computed like everything else:
+  its prologue when the fuser offers that (an optional part of the contract) and stands for
+  the backend's reduction; otherwise it is computed like everything else;
+- `float_matmul` is recorded when the fuser offers epilogues (another optional part) and
+  stands for the backend's matmul: its operands are computed, the product waits in the
+  stream, and the elementwise ops recorded over it run in its kernel;
 - everything else (reads, layout, indexing, random) flushes the stream where its inputs are
   pending and runs on the inner backend.
 
@@ -42,6 +45,7 @@ from burn.backend.ops.module_blocks import ModuleBlocks
 from burn.backend.ops.recurrent import RecurrentOps
 from burn.fusion.contract import (
     FUSABLE_CORE_OPS,
+    MATMUL_OP,
     REDUCIBLE_OPS,
     FusionBackend,
     fusion_backend_for,
@@ -127,6 +131,7 @@ class FusedBackend(Backend):
         cls = type(inner)
         self._recorded: frozenset[str] = frozenset()
         self._reducible: frozenset[str] = frozenset()
+        self._matmul_recorded = False
         if fuser is not None:
             impls = fuser.implementations()
             self._recorded = frozenset(
@@ -138,12 +143,17 @@ class FusedBackend(Backend):
                     for op in REDUCIBLE_OPS
                     if op in impls and getattr(cls, op, None) is impls[op]
                 )
+            self._matmul_recorded = (
+                hasattr(fuser, "matmul_operands")
+                and MATMUL_OP in impls
+                and getattr(cls, MATMUL_OP, None) is impls[MATMUL_OP]
+            )
         # Named ops run as the contract's composition only where that fuses something: never
         # the module ops, whose defaults call hooks a backend may replace (Wgpu's im2col).
         self._overridden = MODULE_OPS | frozenset(
             n for n in NAMED_OPS if getattr(cls, n, None) is not getattr(Backend, n)
         )
-        self.stream = Stream(fuser) if fuser is not None else None
+        self.stream = Stream(fuser, inner.float_matmul) if fuser is not None else None
         self._support_cache: dict[tuple, bool] = {}
 
     # ------------------------------------------------------------------ identity
@@ -207,7 +217,7 @@ class FusedBackend(Backend):
     def _value(self, handle: FusionTensor):
         """The concrete inner primitive of `handle`, flushing the stream if it is pending."""
         if handle.node is not None:
-            self.stream.flush()  # type: ignore[union-attr]
+            self.stream.flush(handle)  # type: ignore[union-attr]
         return handle.value
 
     def _unwrap(self, arg):
@@ -375,8 +385,10 @@ class FusedBackend(Backend):
 
     # ================================================================== fused reductions
     def _reduce_recorded(self, op: str, p: FusionTensor, dim: int):
-        """`op` along `dim` with `p`'s recorded chain as its prologue, or None."""
-        if p.node is None or not self.fuser.supports_reduce(op, p.node, dim):  # type: ignore[union-attr]
+        """`op` along `dim` with `p`'s recorded chain as its prologue, or None (also when the
+        chain reads a recorded matmul: that runs with the chain as its epilogue instead)."""
+        node = p.node
+        if node is None or node.matmuls or not self.fuser.supports_reduce(op, node, dim):  # type: ignore[union-attr]
             return None
         return self._wrap(self.stream.reduce(p.node, op, dim))  # type: ignore[union-attr]
 
@@ -397,6 +409,23 @@ class FusedBackend(Backend):
         return Backend.float_mean_dim(self, tensor, dim)
 
     float_mean_dim.__doc__ = Backend.float_mean_dim.__doc__
+
+    # ================================================================== matmul epilogues
+    def float_matmul(self, lhs: FusionTensor, rhs: FusionTensor):
+        if self._matmul_recorded and (lhs.device is rhs.device or lhs.device == rhs.device):
+            a, b = lhs.shape, rhs.shape
+            batch_ok = all(x == y or x == 1 or y == 1 for x, y in zip(a[:-2], b[:-2], strict=False))
+            if len(a) == len(b) >= 2 and a[-1] == b[-2] and batch_ok:
+                found = self.fuser.matmul_operands(self._value(lhs), self._value(rhs))  # type: ignore[union-attr]
+                if found is not None:
+                    shape = (*_broadcast(a[:-2], b[:-2]), a[-2], b[-1])
+                    node = Node("matmul", found, (), shape, lhs.dtype, lhs.device)
+                    handle = FusionTensor(None, node, shape, lhs.dtype, lhs.device)
+                    self.stream.record(handle)  # type: ignore[union-attr]
+                    return handle
+        return self._forward(MATMUL_OP, (lhs, rhs), {})
+
+    float_matmul.__doc__ = Backend.float_matmul.__doc__
 
     def scalar_like(self, p: FusionTensor, value):
         if "scalar_like" in self._recorded:

@@ -27,6 +27,21 @@ a reduction is evaluated inside it and never written: it lists `reduce` (and
 `compile_reduce(segment, op, dim)` and `execute_reduce(plan, segment, dim)` (`op` is one of
 the contract's reductions, or `mean`; the result keeps `dim` with size 1). Plans are cached by
 the op, the dim and the segment's signature.
+
+Optionally too, a fuser runs a matmul with the elementwise ops that consume it as its
+epilogue, applied to each product as it is stored, so the product itself is written only if
+something still reads it. It lists `float_matmul` in `implementations()` and has:
+
+- `matmul_operands(lhs, rhs)`: for two concrete primitives, None (the matmul then runs eagerly)
+  or `(lhs, rhs, key)`: the operands its kernel will read (possibly copies in a layout it
+  prefers) and a hashable key of everything that kernel depends on besides the epilogue;
+- `compile_matmul(segment)` and `execute_matmul(plan, segment)`, for a segment whose
+  `matmul` is the position of its one `matmul` node (arg `(lhs, rhs, key)`); its other nodes
+  are the epilogue, evaluated at the product's shape. Plans are cached by the signature, which
+  holds the key.
+
+A recorded matmul that cannot be an epilogue's product (read at another shape, or by kernels of
+two shapes) runs on the inner backend's `float_matmul`, as it would without fusion.
 """
 
 from __future__ import annotations
@@ -46,6 +61,8 @@ FUSABLE_CORE_OPS = frozenset(
 )
 # Reductions a fuser may run with a recorded chain as their prologue (optional, see below).
 REDUCIBLE_OPS = frozenset({"reduce", "float_mean_dim"})
+# The matmul a fuser may run with its consumers as the epilogue (optional, see below).
+MATMUL_OP = "float_matmul"
 
 
 @runtime_checkable

@@ -1,9 +1,9 @@
 """The recorded form of elementwise work: `Node`s, and `Segment`s that a fuser compiles.
 
-A node is one elementwise op (or a leaf: a concrete primitive of the inner backend) with the
-shape and dtype of its result. Nodes point at the nodes they read, never at the user's tensor
-handles, so an intermediate that no handle keeps alive is only ever an expression inside a
-kernel, never a buffer.
+A node is one elementwise op, a leaf (a concrete primitive of the inner backend) or a matrix
+product whose consumers may become its epilogue, with the shape and dtype of its result. Nodes
+point at the nodes they read, never at the user's tensor handles, so an intermediate that no
+handle keeps alive is only ever an expression inside a kernel, never a buffer.
 
 A segment is what one generated kernel computes: a set of output nodes of one shape, every node
 they depend on in topological order, and the leaves they read. Its `signature` names the work
@@ -28,13 +28,29 @@ from burn.tensor import DType
 #   cast    the target DType
 #   where   None: inputs (p, mask, value), `value` where mask else `p`
 #   expand  None: the input broadcast to the node's shape
-KINDS = frozenset({"leaf", "const", "unary", "binary", "scalar", "cast", "where", "expand"})
+#   matmul  (lhs, rhs, key): the product of two concrete inner primitives, no node inputs; `key`
+#           is the fuser's name for what its kernel depends on (shapes, layouts, tiles). A
+#           segment holds at most one, and its other nodes are the matmul's epilogue.
+KINDS = frozenset(
+    {"leaf", "const", "unary", "binary", "scalar", "cast", "where", "expand", "matmul"}
+)
 
 
 class Node:
     """One recorded elementwise op (or a leaf) and the shape and dtype it produces."""
 
-    __slots__ = ("kind", "arg", "inputs", "shape", "dtype", "device", "cost", "reads", "leaf_ids")
+    __slots__ = (
+        "kind",
+        "arg",
+        "inputs",
+        "shape",
+        "dtype",
+        "device",
+        "cost",
+        "reads",
+        "matmuls",
+        "leaf_ids",
+    )
 
     def __init__(
         self, kind: str, arg: Any, inputs: tuple[Node, ...], shape, dtype: DType, device
@@ -48,18 +64,38 @@ class Node:
         self.leaf_ids: frozenset[int] | None = None  # see `leaf_ids`: set when first asked
         # `cost`: an upper bound on the ops this node inlines (shared inputs count twice): the
         # stream flushes before a node grows past its limit. `reads`: an upper bound on the
-        # primitives it reads (a kernel can bind only so many). Plain loops: this runs for
-        # every recorded op.
+        # primitives it reads (a kernel can bind only so many). `matmuls`: an upper bound on
+        # the matmul nodes it depends on (0: none, the common case, decided without a walk).
+        # Plain loops: this runs for every recorded op.
         if kind == "leaf":
             self.cost = 0
             self.reads = 1
+            self.matmuls = 0
+        elif kind == "matmul":
+            self.cost = 1
+            self.reads = 2
+            self.matmuls = 1
         else:
-            cost, reads = 1, 0
+            cost, reads, matmuls = 1, 0, 0
             for i in inputs:
                 cost += i.cost
                 reads += i.reads
+                matmuls += i.matmuls
             self.cost = cost
             self.reads = reads
+            self.matmuls = matmuls
+
+    def become_leaf(self, value: Any) -> None:
+        """Turn a matmul node computed on its own into a leaf reading its result: every node
+        that reads it then reads the value. Bounds on the nodes above stay upper bounds (a
+        leaf reads fewer primitives than the product did)."""
+        self.kind = "leaf"
+        self.arg = value
+        self.inputs = ()
+        self.cost = 0
+        self.reads = 1
+        self.matmuls = 0
+        self.leaf_ids = None
 
     @property
     def op(self) -> str | None:
@@ -89,9 +125,10 @@ class Segment:
         outputs: positions in `nodes` of the values to write.
         params: scalars in node order (one per const and scalar node).
         signature: a hashable key of everything the generated code depends on.
+        matmul: the position of the segment's matmul node, or None (elementwise only).
     """
 
-    __slots__ = ("shape", "nodes", "leaves", "outputs", "params", "signature", "index")
+    __slots__ = ("shape", "nodes", "leaves", "outputs", "params", "signature", "index", "matmul")
 
     def __init__(
         self, outputs: list[Node], layout_key: Callable[[Any, tuple[int, ...]], Hashable]
@@ -101,6 +138,7 @@ class Segment:
         self.leaves: list[Node] = []
         self.params: list[Any] = []
         self.index: dict[int, int] = {}
+        self.matmul: int | None = None
         entries = self._walk(outputs, layout_key)
         self.outputs = [self.index[id(o)] for o in outputs]
         self.signature = (self.shape, tuple(self.outputs), *entries)
@@ -157,6 +195,9 @@ class Segment:
                 if kind == "scalar":
                     params.append(arg[1])
                     arg_key = arg[0]
+                elif kind == "matmul":
+                    self.matmul = len(nodes) - 1
+                    arg_key = arg[2]
                 elif kind in ARG_IS_KEY:
                     arg_key = arg
                 else:
@@ -198,6 +239,9 @@ def leaf_ids(node: Node) -> frozenset[int]:
         elif top.kind == "leaf":
             top.leaf_ids = frozenset((id(top.arg),))
             stack.pop()
+        elif top.kind == "matmul":
+            top.leaf_ids = frozenset((id(top.arg[0]), id(top.arg[1])))
+            stack.pop()
         else:
             waiting = [i for i in top.inputs if i.leaf_ids is None]
             if waiting:
@@ -220,6 +264,25 @@ def leaf_count(nodes: list[Node]) -> int:
         visited.add(id(node))
         if node.kind == "leaf":
             seen.add(id(node.arg))
+        elif node.kind == "matmul":
+            seen.update((id(node.arg[0]), id(node.arg[1])))
         else:
             stack.extend(node.inputs)
     return len(seen)
+
+
+def matmul_nodes(nodes: list[Node]) -> list[Node]:
+    """The distinct matmul nodes the nodes depend on, in the order a walk meets them."""
+    found: list[Node] = []
+    visited: set[int] = set()
+    stack = [n for n in nodes if n.matmuls]
+    while stack:
+        node = stack.pop()
+        if id(node) in visited:
+            continue
+        visited.add(id(node))
+        if node.kind == "matmul":
+            found.append(node)
+        else:
+            stack.extend([i for i in node.inputs if i.matmuls])
+    return found

@@ -8,17 +8,24 @@ recorded node is an expression inlined into the kernels that need it, never writ
 A flush groups the live handles by shape and device; each group becomes one `Segment` (split
 if it would read more primitives than the fuser can bind), and each segment runs the plan
 cached under its signature, compiling one only the first time a signature is seen.
+
+A recorded matmul waits in the stream too, so that what follows it (a bias, an activation, an
+optimizer's update of a weight gradient) can run as its epilogue: applied to each product as it
+is stored, in the matmul's own kernel. At a flush, each matmul whose consumers are all in one
+group of its shape becomes that group's kernel; any other (read by two groups, broadcast, or
+read by nothing but its own handles) runs on its own first, and its consumers read the result.
 """
 
 from __future__ import annotations
 
 import threading
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from burn.fusion.contract import FusionBackend
-from burn.fusion.ir import Node, Segment, leaf_count, leaf_ids
+from burn.fusion.ir import Node, Segment, leaf_count, leaf_ids, matmul_nodes
 
 # A node inlining more ops than this flushes the stream first (kernels stay small to compile).
 MAX_COST = 48
@@ -37,6 +44,8 @@ class FusionStats:
     fused_ops: int = 0
     outputs: int = 0
     fused_reductions: int = 0
+    matmul_epilogues: int = 0
+    eager_matmuls: int = 0
 
     def reset(self) -> None:
         for name in vars(self):
@@ -46,8 +55,10 @@ class FusionStats:
 class Stream:
     """Pending handles of one `Fusion(B)` backend and the plans compiled for them."""
 
-    def __init__(self, fuser: FusionBackend):
+    def __init__(self, fuser: FusionBackend, eager_matmul: Callable[[Any, Any], Any] | None = None):
         self.fuser = fuser
+        # How a recorded matmul that cannot be an epilogue's product runs on its own.
+        self.eager_matmul = eager_matmul
         self.stats = FusionStats()
         self.plans: dict[Any, Any] = {}
         self._pending: list[weakref.ref] = []
@@ -88,8 +99,12 @@ class Stream:
         self._limit_device, self._limit = device, limit
         return limit
 
-    def flush(self) -> None:
-        """Compute every live pending handle; the stream is empty afterwards."""
+    def flush(self, need: Any = None) -> None:
+        """Compute every live pending handle; the stream is empty afterwards.
+
+        A flush for one handle's value (`need`) leaves out the recorded matmuls that nothing
+        computed now reads: they wait for their consumers (a weight gradient for the
+        optimizer's update), which then run as their epilogue."""
         with self._lock:
             live = [h for h in (r() for r in self._pending) if h is not None and h.node is not None]
             self._pending.clear()
@@ -115,14 +130,70 @@ class Stream:
                     groups[key] = [handle]
                 else:
                     group.append(handle)
+            products: dict[tuple, Node] = {}
+            waiting: list[Any] = []
             try:
-                for (_, slot), handles in groups.items():
-                    for chunk in self._chunks(handles, self._inputs_limit(devices[slot])):
+                if any(h.node.matmuls for h in live):
+                    products, waiting = self._place_matmuls(groups, need)
+                left_out = {id(h) for h in waiting}
+                for key, handles in groups.items():
+                    handles = [h for h in handles if id(h) not in left_out and not _settled(h)]
+                    if not handles:
+                        continue
+                    chunks = self._chunks(handles, self._inputs_limit(devices[key[1]]))
+                    if len(chunks) > 1 and key in products:
+                        # Its consumers are split over kernels: the product is computed once.
+                        self._compute_matmul(products[key])
+                        handles = [h for h in handles if not _settled(h)]
+                        chunks = self._chunks(handles, self._inputs_limit(devices[key[1]]))
+                    for chunk in chunks:
                         self._run(chunk)
             except BaseException:
                 # What did not run stays pending, so a later read tries again (and raises again).
                 self._pending.extend(weakref.ref(h) for h in live if h.node is not None)
                 raise
+            self._pending.extend(weakref.ref(h) for h in waiting)
+
+    def _place_matmuls(
+        self, groups: dict[tuple, list[Any]], need: Any
+    ) -> tuple[dict[tuple, Node], list[Any]]:
+        """Which group's kernel each recorded matmul becomes, which wait, and which run now.
+
+        A matmul read by nothing but its own handles waits when the flush is for another
+        handle (`need`), and otherwise runs as the backend's own matmul. One read by other
+        handles is the product of their group's kernel (its consumers the epilogue) when they
+        are all of one group, at the matmul's shape, and it is the group's first; any other is
+        computed now. Returns (group key -> its matmul node, the handles left waiting)."""
+        found: dict[int, Node] = {}
+        readers: dict[int, list[tuple[tuple, Any]]] = {}
+        for key, handles in groups.items():
+            for h in handles:
+                if h.node.matmuls:
+                    for node in matmul_nodes([h.node]):
+                        found[id(node)] = node
+                        readers.setdefault(id(node), []).append((key, h))
+        products: dict[tuple, Node] = {}
+        waiting: list[Any] = []
+        for ident, node in found.items():
+            reads = readers[ident]
+            if all(h.node is node for _, h in reads):
+                if need is not None and all(h is not need for _, h in reads):
+                    waiting.extend(h for _, h in reads)
+                else:
+                    self._compute_matmul(node)
+                continue
+            key = reads[0][0]
+            if key in products or node.shape != key[0] or any(k != key for k, _ in reads):
+                self._compute_matmul(node)
+            else:
+                products[key] = node
+        return products, waiting
+
+    def _compute_matmul(self, node: Node) -> None:
+        """Run a recorded matmul on its own; the node becomes a leaf reading the result."""
+        lhs, rhs, _ = node.arg
+        node.become_leaf(self.eager_matmul(lhs, rhs))  # type: ignore[misc]
+        self.stats.eager_matmuls += 1
 
     def _chunks(self, handles: list[Any], limit: int) -> list[list[Any]]:
         """Handles split so that each chunk's kernel binds at most `limit` primitives."""
@@ -148,13 +219,20 @@ class Stream:
             unique.setdefault(id(h.node), h.node)
         outputs = list(unique.values())
         segment = Segment(outputs, self.fuser.layout_key)
+        fuser: Any = self.fuser
+        epilogue = segment.matmul is not None
         plan = self.plans.get(segment.signature)
         if plan is None:
-            plan = self.plans[segment.signature] = self.fuser.compile(segment)
+            compile_ = fuser.compile_matmul if epilogue else fuser.compile
+            plan = self.plans[segment.signature] = compile_(segment)
             self.stats.compiles += 1
         else:
             self.stats.replays += 1
-        values = self.fuser.execute(plan, segment)
+        if epilogue:
+            values = fuser.execute_matmul(plan, segment)
+            self.stats.matmul_epilogues += 1
+        else:
+            values = fuser.execute(plan, segment)
         by_node = {id(node): value for node, value in zip(outputs, values, strict=True)}
         for h in handles:
             h.value = by_node[id(h.node)]
@@ -177,3 +255,13 @@ class Stream:
             self.stats.segments += 1
             self.stats.fused_reductions += 1
             return self.fuser.execute_reduce(plan, segment, dim)  # type: ignore[attr-defined]
+
+
+def _settled(handle: Any) -> bool:
+    """Whether a pending handle's node was a matmul computed on its own (now a leaf): the
+    handle takes the value, and its leaf node serves whoever reads it from now on."""
+    node = handle.node
+    if node.kind != "leaf":
+        return False
+    handle.value, handle.leaf, handle.node = node.arg, node, None
+    return True

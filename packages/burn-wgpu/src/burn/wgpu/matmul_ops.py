@@ -63,6 +63,28 @@ def split_k(m: int, n: int, k: int, batches: int) -> int:
     return next((s for s in divisors if (k // s) % 4 == 0), divisors[0] if divisors else 1)
 
 
+def matmul_words(lhs: WgpuTensor, rhs: WgpuTensor, batch, cfg) -> tuple[list[int], tuple]:
+    """The info words (layout `MATMUL`) and the workgroup grid of `lhs @ rhs` with tiles
+    `cfg`, for the plain kernels and for those with an epilogue alike."""
+    bm, bn = cfg[0], cfg[1]
+    m, k, n = lhs.shape[-2], lhs.shape[-1], rhs.shape[-1]
+    batches = math.prod(batch)
+    info = K.MATMUL.pack(
+        m=m,
+        n=n,
+        k=k,
+        batches=batches,
+        batch_shape=batch,
+        a_offset=lhs.offset,
+        a_strides=block(lhs, (*batch, m, k))[2:],
+        b_offset=rhs.offset,
+        b_strides=block(rhs, (*batch, k, n))[2:],
+    )
+    total = -(-m // bm) * batches
+    gy = min(total, lhs.rt.max_groups)
+    return info, (-(-n // bn), gy, -(-total // gy))
+
+
 class WgpuMatmulOps:
     """`matmul` of the Wgpu backend (a mixin of `WgpuBackend`)."""
 
@@ -79,18 +101,7 @@ class WgpuMatmulOps:
             return out
         if k == 0:
             return self.full(out.shape, 0, lhs.dtype, lhs.device)
-        layout = None
-        vec_sizes = k % 4 == 0 and n % 4 == 0  # else no layout makes the vec4 kernel apply
-        if (
-            lhs.dtype is DType.F32
-            and vec_sizes
-            and 2 * m * n * k * batches >= autotune.VEC_MIN_FLOPS
-        ):
-            layout = _vec_layout(lhs, rhs, batch, m, n, k)
-            if layout is None:
-                # Copying a strided operand costs O(size); the vec4 kernel saves far more.
-                lhs, rhs = self.contiguous(lhs), self.contiguous(rhs)
-                layout = _vec_layout(lhs, rhs, batch, m, n, k)
+        lhs, rhs, layout = self._matmul_operands(lhs, rhs, batch, m, n, k)
         variant = autotune.variant(layout, m, n, k)
         cfg = autotune.matmul_config(self, lhs.rt, lhs.dtype, m, n, k, batches, variant)
         if cfg is None:  # first of its shape class on this device: tuning computes `out`
@@ -99,11 +110,35 @@ class WgpuMatmulOps:
             self._matmul_launch(lhs, rhs, out, batch, cfg, layout)
         return out
 
+    def _matmul_operands(self, lhs: WgpuTensor, rhs: WgpuTensor, batch, m: int, n: int, k: int):
+        """`(lhs, rhs, layout)`: the operands as the kernel reads them, and the vec4 kernel's
+        layout for them (None: the tiled kernel). Operands the vec4 kernel cannot read as they
+        are laid out are copied to contiguous first, where the product is big enough for that
+        kernel to repay the copy."""
+        layout = None
+        vec_sizes = k % 4 == 0 and n % 4 == 0  # else no layout makes the vec4 kernel apply
+        flops = 2 * m * n * k * math.prod(batch)
+        if lhs.dtype is DType.F32 and vec_sizes and flops >= autotune.VEC_MIN_FLOPS:
+            layout = _vec_layout(lhs, rhs, batch, m, n, k)
+            if layout is None:
+                # Copying a strided operand costs O(size); the vec4 kernel saves far more.
+                lhs, rhs = self.contiguous(lhs), self.contiguous(rhs)
+                layout = _vec_layout(lhs, rhs, batch, m, n, k)
+        return lhs, rhs, layout
+
     def _matmul_split(self, lhs: WgpuTensor, rhs: WgpuTensor, slices: int) -> WgpuTensor:
-        """`lhs @ rhs` as the sum over `slices` k-slices, each a batch entry of one matmul.
+        """`lhs @ rhs` as the sum over `slices` k-slices, each a batch entry of one matmul."""
+        partial = self.split_products(lhs, rhs, slices)  # [..., S, m, n]
+        total = self.reduce("sum", partial, len(partial.shape) - 3)
+        m, n = partial.shape[-2:]
+        return self.reshape(total, (*partial.shape[:-3], m, n))
+
+    def split_products(self, lhs: WgpuTensor, rhs: WgpuTensor, slices: int) -> WgpuTensor:
+        """The `[..., S, m, n]` products of `S = slices` k-slices, whose sum is `lhs @ rhs`.
 
         `[..., m, k]` is viewed as `[..., S, m, k/S]` and `[..., k, n]` as `[..., S, k/S, n]`
-        (strides only, so any layout works, broadcast batch dims included)."""
+        (strides only, so any layout works, broadcast batch dims included), and the slices
+        multiplied as one batched matmul (split again only where still worth it)."""
         *a_batch, m, k = lhs.shape
         *b_batch, _, n = rhs.shape
         part = k // slices
@@ -111,9 +146,7 @@ class WgpuMatmulOps:
         *b_bs, b_ks, b_ns = rhs.strides
         a = lhs.view((*a_batch, slices, m, part), (*a_bs, part * a_ks, a_ms, a_ks), lhs.offset)
         b = rhs.view((*b_batch, slices, part, n), (*b_bs, part * b_ks, b_ks, b_ns), rhs.offset)
-        partial = self.matmul(a, b)  # [..., S, m, n] (split again only where still worth it)
-        total = self.reduce("sum", partial, len(partial.shape) - 3)
-        return self.reshape(total, (*partial.shape[:-3], m, n))
+        return self.matmul(a, b)
 
     def _matmul_launch(self, lhs, rhs, out, batch, cfg, layout=None) -> None:
         lhs.rt.launch(*self._matmul_plan(lhs, rhs, out, batch, cfg, layout))
@@ -123,31 +156,14 @@ class WgpuMatmulOps:
         so that its timings are the GPU's, not this method's)."""
         bm, bn, bk, tm, tn = cfg
         m, k, n = lhs.shape[-2], lhs.shape[-1], rhs.shape[-1]
-        batches = math.prod(batch)
-        ab = block(lhs, (*batch, m, k))[2:]
-        bb = block(rhs, (*batch, k, n))[2:]
-        info = K.MATMUL.pack(
-            m=m,
-            n=n,
-            k=k,
-            batches=batches,
-            batch_shape=batch,
-            a_offset=lhs.offset,
-            a_strides=ab,
-            b_offset=rhs.offset,
-            b_strides=bb,
-        )
-        col_tiles = -(-n // bn)
-        total = -(-m // bm) * batches
-        gy = min(total, lhs.rt.max_groups)
-        gz = -(-total // gy)
         if layout is None:
             source = K.matmul(lhs.dtype, bm, bn, bk, tm, tn)
         else:
             exact = m % bm == 0 and n % bn == 0 and k % bk == 0
             source = K.matmul_vec4(bm, bn, bk, tm, tn, *layout, exact)
+        info, groups = matmul_words(lhs, rhs, batch, cfg)
         handles = (lhs.handle, rhs.handle, out.handle)
-        return source, ("r", "r", "rw"), handles, info, (col_tiles, gy, gz)
+        return source, ("r", "r", "rw"), handles, info, groups
 
     def matmul_variant_ok(self, cfg, layout) -> bool:
         """Whether tile shape `cfg` exists for the kernel variant `layout` (vec4 needs TM, TN

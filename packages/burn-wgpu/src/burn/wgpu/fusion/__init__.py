@@ -2,7 +2,8 @@
 
 Registered in the `burn.fusion` entry-point group as `wgpu`; burn-fusion finds it there and
 calls it only through the `FusionBackend` methods (`implementations`, `supports`,
-`max_inputs`, `layout_key`, `compile`, `execute`). Nothing here imports burn-fusion.
+`max_inputs`, `layout_key`, `compile`, `execute`, and the optional ones for reductions with a
+prologue and matmuls with an epilogue). Nothing here imports burn-fusion.
 
 `capture(step)` (in `capture.py`) goes further: it records the launches of a whole step and
 replays them without running the step's Python.
@@ -16,14 +17,17 @@ from typing import Any
 
 from burn.tensor import DType
 from burn.tensor.errors import DTypeError
+from burn.wgpu import autotune
 from burn.wgpu.backend import Wgpu, WgpuBackend, scalar_bits
 from burn.wgpu.fusion.capture import CapturedStep, CaptureError, capture
 from burn.wgpu.fusion.codegen import Plan, generate
+from burn.wgpu.fusion.epilogue import MatmulPlan, generate_matmul, matmul_key
 from burn.wgpu.fusion.reduce import ReducePlan, generate_reduce
 from burn.wgpu.fusion.reduce import supported as reduce_supported
 from burn.wgpu.kernels.expressions import binary_expr, unary_expr
 from burn.wgpu.kernels.wgsl import WG
-from burn.wgpu.primitive import WgpuTensor, block
+from burn.wgpu.matmul_ops import matmul_words, split_k
+from burn.wgpu.primitive import WgpuTensor, block, broadcast_shape
 
 FUSED_DTYPES = frozenset({DType.F32, DType.I32, DType.BOOL})
 # Bindings one fused kernel may use besides its info words (lavapipe offers 32, most GPUs more;
@@ -49,6 +53,7 @@ class WgpuFusionBackend:
             "scalar_like": WgpuBackend.scalar_like,
             "reduce": WgpuBackend.reduce,
             "float_mean_dim": WgpuBackend.float_mean_dim,
+            "float_matmul": WgpuBackend.float_matmul,
         }
 
     def supports(self, node) -> bool:
@@ -100,25 +105,60 @@ class WgpuFusionBackend:
         shape = segment.shape
         n = math.prod(shape)
         lanes = 4 if plan.vec4 else 1
-        words: list[int] = [n // lanes]
-        leaves = segment.leaves
-        for leaf, strided in zip(leaves, plan.strided, strict=True):
-            t: WgpuTensor = leaf.arg
-            if strided:
-                words.extend(block(t, shape)[1:])
-            else:
-                words.append(t.offset // lanes)
-        for value, dtype in zip(segment.params, plan.param_dtypes, strict=True):
-            words.append(scalar_bits(value, dtype))
-        if leaves:
-            rt, device = leaves[-1].arg.rt, leaves[-1].arg.device
-        else:
-            device = segment.nodes[segment.outputs[0]].device
-            rt = Wgpu.runtime(device)
+        words = [n // lanes, *_segment_words(segment, plan.strided, plan.param_dtypes, lanes)]
+        rt, device = _runtime(segment)
         outs = [Wgpu._empty(shape, dtype, device, rt) for dtype in plan.out_dtypes]
-        handles = [leaf.arg.handle for leaf in leaves]
+        handles = [leaf.arg.handle for leaf in segment.leaves]
         handles.extend([o.handle for o in outs])
         rt.launch(plan.source, plan.access, handles, words, (n // lanes + WG - 1) // WG)
+        return outs
+
+    # ------------------------------------------------------------------ matmul epilogues
+    def matmul_operands(self, lhs: WgpuTensor, rhs: WgpuTensor):
+        """`(lhs, rhs, key)` for a float32 matmul: one tiled kernel with tiles already chosen
+        for its shape class, or a matmul split along k, whose sum of partial products the
+        epilogue kernel does; None for the rest (empty, integer, or the first of its shape
+        class, which the eager matmul tunes)."""
+        if lhs.dtype is not DType.F32 or rhs.dtype is not DType.F32:
+            return None
+        a, b = lhs.shape, rhs.shape
+        m, k, n = a[-2], a[-1], b[-1]
+        batch = broadcast_shape(a[:-2], b[:-2])
+        batches = math.prod(batch)
+        if k == 0 or m * n * batches == 0:
+            return None
+        slices = split_k(m, n, k, batches)
+        if slices > 1:
+            return lhs, rhs, matmul_key(lhs, rhs, None, None, slices)
+        lhs, rhs, layout = Wgpu._matmul_operands(lhs, rhs, batch, m, n, k)
+        variant = autotune.variant(layout, m, n, k)
+        cfg = autotune.matmul_config(Wgpu, lhs.rt, lhs.dtype, m, n, k, batches, variant)
+        if cfg is None:
+            return None
+        return lhs, rhs, matmul_key(lhs, rhs, layout, cfg)
+
+    def compile_matmul(self, segment) -> MatmulPlan:
+        keys = [self.layout_key(leaf.arg, segment.shape) for leaf in segment.leaves]
+        return generate_matmul(segment, tuple(k == 0 for k in keys))
+
+    def execute_matmul(self, plan: MatmulPlan, segment) -> list[WgpuTensor]:
+        product = segment.nodes[segment.matmul]
+        lhs, rhs, _ = product.arg
+        rt, device = lhs.rt, lhs.device
+        outs = [Wgpu._empty(segment.shape, dtype, device, rt) for dtype in plan.out_dtypes]
+        leaves = [leaf.arg.handle for leaf in segment.leaves]
+        words = _segment_words(segment, plan.strided, plan.param_dtypes, 1)
+        if plan.slices > 1:
+            partial = Wgpu.split_products(lhs, rhs, plan.slices)
+            n = math.prod(segment.shape)
+            handles = [partial.handle, *leaves, *[o.handle for o in outs]]
+            info = [n, partial.offset, *words]
+            rt.launch(plan.source, plan.access, handles, info, (n + WG - 1) // WG)
+            return outs
+        info, groups = matmul_words(lhs, rhs, product.shape[:-2], plan.cfg)
+        info.extend(words)
+        handles = [lhs.handle, rhs.handle, *leaves, *[o.handle for o in outs]]
+        rt.launch(plan.source, plan.access, handles, info, groups)
         return outs
 
     # ------------------------------------------------------------------ reductions
@@ -156,6 +196,31 @@ class WgpuFusionBackend:
         handles = [leaf.arg.handle for leaf in segment.leaves] + [out.handle]
         rt.launch(plan.source, plan.access, handles, words, (n + WG - 1) // WG)
         return out
+
+
+def _segment_words(segment, strided, param_dtypes, lanes: int) -> list[int]:
+    """A fused kernel's words for the segment's leaves (an offset, and strides when read
+    strided) and params, as `codegen.element_lines` reads them; offsets in units of `lanes`."""
+    shape = segment.shape
+    words: list[int] = []
+    for leaf, leaf_strided in zip(segment.leaves, strided, strict=True):
+        t: WgpuTensor = leaf.arg
+        if leaf_strided:
+            words.extend(block(t, shape)[1:])
+        else:
+            words.append(t.offset // lanes)
+    for value, dtype in zip(segment.params, param_dtypes, strict=True):
+        words.append(scalar_bits(value, dtype))
+    return words
+
+
+def _runtime(segment):
+    """The runtime and device a segment's kernel runs on (a leaf's, else its first output's)."""
+    if segment.leaves:
+        t = segment.leaves[-1].arg
+        return t.rt, t.device
+    device = segment.nodes[segment.outputs[0]].device
+    return Wgpu.runtime(device), device
 
 
 WgpuFusion = WgpuFusionBackend()

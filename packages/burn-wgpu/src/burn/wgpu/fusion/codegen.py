@@ -92,8 +92,6 @@ def generate(segment, strided: tuple[bool, ...], vec4: bool = False) -> Plan:
     count a multiple of 4), each thread loads, computes and stores four elements at once."""
     if vec4:
         return _generate_vec4(segment)
-    shape = segment.shape
-    rank = len(shape)
     leaves = segment.leaves
     outputs = [segment.nodes[k] for k in segment.outputs]
     lines, helpers = prelude(segment, lambda t: t)
@@ -104,13 +102,34 @@ def generate(segment, strided: tuple[bool, ...], vec4: bool = False) -> Plan:
         f"    let i = (wid.y * nwg.x + wid.x) * {WG}u + lid;",
         "    if (i >= info[0]) { return; }",
     ]
+    values, param_dtypes = element_lines(segment, strided, 1)
+    body += values
+    for j, out in enumerate(outputs):
+        body.append(f"    out{j}[i] = {store(out.dtype)}(v{segment.outputs[j]});")
+    body.append("}")
+    source = prune_functions("\n".join(lines) + "\n" + helpers + "\n" + "\n".join(body) + "\n")
+    access = ("r",) * len(leaves) + ("rw",) * len(outputs)
+    outs = tuple(out.dtype for out in outputs)
+    return Plan(source, access, strided, False, tuple(param_dtypes), outs)
+
+
+def element_lines(
+    segment, strided: tuple[bool, ...], word: int, product: str | None = None
+) -> tuple[list[str], list[DType]]:
+    """The body lines computing every node of `segment` at output index `i`: `let v{k}` per
+    node, leaves read from `in{j}` strided or contiguous as `strided` says, their info words
+    (and then one per param) numbered from `word`; a matmul node's value is `product`.
+    Returns the lines and the dtype each param word is written in."""
+    shape = segment.shape
+    rank = len(shape)
+    leaves = segment.leaves
+    body = []
     if any(strided):
         body.append("    var rest = i;")
         for d in reversed(range(rank)):
             body.append(f"    let c{d} = rest % {shape[d]}u;")
             if d:
                 body.append(f"    rest = rest / {shape[d]}u;")
-    word = 1
     leaf_word: dict[int, int] = {}
     for j, leaf in enumerate(leaves):
         leaf_word[id(leaf)] = word
@@ -132,6 +151,9 @@ def generate(segment, strided: tuple[bool, ...], vec4: bool = False) -> Plan:
                 index = f"info[{w}] + i"
             body.append(f"    let {name} = {c}(in{j}[{index}]);")
             continue
+        if node.kind == "matmul":
+            body.append(f"    let {name}: {c} = {product};")
+            continue
         param = None
         if node.kind in ("const", "scalar"):
             param = f"info[{word}]"
@@ -139,29 +161,29 @@ def generate(segment, strided: tuple[bool, ...], vec4: bool = False) -> Plan:
             param_dtypes.append(node.dtype if node.kind == "const" else node.inputs[0].dtype)
         inputs = [f"v{segment.index[id(i)]}" for i in node.inputs]
         body.append(f"    let {name}: {c} = {c}({expression(node, inputs, param)});")
-    for j, out in enumerate(outputs):
-        body.append(f"    out{j}[i] = {store(out.dtype)}(v{segment.outputs[j]});")
-    body.append("}")
-    source = prune_functions("\n".join(lines) + "\n" + helpers + "\n" + "\n".join(body) + "\n")
-    access = ("r",) * len(leaves) + ("rw",) * len(outputs)
-    outs = tuple(out.dtype for out in outputs)
-    return Plan(source, access, strided, False, tuple(param_dtypes), outs)
+    return body, param_dtypes
 
 
-def prelude(segment, element) -> tuple[list[str], str]:
-    """The binding declarations (each buffer an array of `element(store type)`) and helpers."""
+def prelude(
+    segment, element, first_binding: int = 1, standalone: bool = True
+) -> tuple[list[str], str]:
+    """The binding declarations (each buffer an array of `element(store type)`, from
+    `first_binding` on) and helpers. `standalone`: the kernel is the segment's alone, so the
+    info binding and the shared helpers are declared here too (an epilogue's host kernel
+    declares its own)."""
     leaves = segment.leaves
     outputs = [segment.nodes[k] for k in segment.outputs]
-    lines = ["@group(0) @binding(0) var<storage, read> info: array<u32>;"]
+    lines = ["@group(0) @binding(0) var<storage, read> info: array<u32>;"] if standalone else []
     for j, leaf in enumerate(leaves):
         ty = element(store(leaf.dtype))
-        lines.append(f"@group(0) @binding({j + 1}) var<storage, read> in{j}: array<{ty}>;")
+        binding = first_binding + j
+        lines.append(f"@group(0) @binding({binding}) var<storage, read> in{j}: array<{ty}>;")
     for j, out in enumerate(outputs):
-        binding = len(leaves) + j + 1
+        binding = first_binding + len(leaves) + j
         ty = element(store(out.dtype))
         lines.append(f"@group(0) @binding({binding}) var<storage, read_write> out{j}: array<{ty}>;")
     dtypes = {n.dtype for n in segment.nodes}
-    helpers = HELPERS
+    helpers = HELPERS if standalone else ""
     if any(d.is_float for d in dtypes):
         helpers += FLOAT_FNS
     if DType.I32 in dtypes:

@@ -4,6 +4,12 @@ a vec4 form for contiguous f32 operands.
 Loops over register tiles are unrolled here, in Python, so every accumulator is a named
 variable the shader compiler can keep in registers. Tile shapes are parameters of the
 generators; autotune picks them per device and shape class.
+
+Both kernels take an optional `epilogue`: WGSL declaring `fn epilogue(value, i)` (and, for the
+vec4 kernel, `fn epilogue4(values, i)` for four consecutive outputs) with the bindings it uses
+from binding 3 on. The kernel then binds no output of its own: each product is handed to the
+epilogue with its index in the contiguous `[..., m, n]` result, and the epilogue computes and
+stores whatever follows the matmul (`burn.wgpu.fusion.epilogue`).
 """
 
 from __future__ import annotations
@@ -70,8 +76,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
 """
 
 
+def _bindings(element: str, epilogue: str | None) -> list[tuple[str, str, str]]:
+    """The data bindings: the operands, and the output unless an epilogue stores instead."""
+    operands = [("a", element, "r"), ("b", element, "r")]
+    return operands if epilogue is not None else [*operands, ("out", element, "rw")]
+
+
 @kernel
-def matmul(dtype: DType, bm: int, bn: int, bk: int, tm: int, tn: int) -> str:
+def matmul(
+    dtype: DType, bm: int, bn: int, bk: int, tm: int, tn: int, epilogue: str | None = None
+) -> str:
     """Tiled, register-blocked batched matmul over strided operands (any layout, any dtype).
 
     A workgroup computes a BM x BN output tile with (BN/TN) x (BM/TM) threads; each thread
@@ -102,13 +116,16 @@ def matmul(dtype: DType, bm: int, bn: int, bk: int, tm: int, tn: int) -> str:
         stores.append(f"    {{\n        let gm = row0 + ty + {i * ty}u;")
         stores.append("        if (gm < M) {")
         for j in range(tn):
-            stores.append(
-                f"            if (col0 + tx + {j * tx}u < N) {{ "
-                f"out[out_base + gm * N + col0 + tx + {j * tx}u] = {t}(acc{i}_{j}); }}"
-            )
+            at = f"out_base + gm * N + col0 + tx + {j * tx}u"
+            if epilogue is None:
+                put = f"out[{at}] = {t}(acc{i}_{j});"
+            else:
+                put = f"epilogue(acc{i}_{j}, {at});"
+            stores.append(f"            if (col0 + tx + {j * tx}u < N) {{ {put} }}")
         stores.append("        }\n    }")
     return (
-        header(MATMUL, [("a", t, "r"), ("b", t, "r"), ("out", t, "rw")], dtype)
+        header(MATMUL, _bindings(t, epilogue), dtype)
+        + (epilogue or "")
         + f"""
 var<workgroup> As: array<{c}, {bm * bk}>;
 var<workgroup> Bs: array<{c}, {bn * bk}>;
@@ -219,6 +236,7 @@ def matmul_vec4(
     a_k: bool,
     b_k: bool,
     exact: bool = False,
+    epilogue: str | None = None,
 ) -> str:
     """f32 matmul of contiguous operands with vec4 loads, vec4 shared tiles and vec4 stores.
 
@@ -272,7 +290,10 @@ def matmul_vec4(
             stores.append("        if (gm < M) {" if not exact else "        {")
             for h in range(gn_):
                 col = f"col0 + {h * 4 * tx}u + tx * 4u"
-                store = f"out[(out_base + gm * N + {col}) / 4u] = acc{g}_{r}_{h};"
+                if epilogue is None:
+                    store = f"out[(out_base + gm * N + {col}) / 4u] = acc{g}_{r}_{h};"
+                else:
+                    store = f"epilogue4(acc{g}_{r}_{h}, out_base + gm * N + {col});"
                 stores.append(
                     f"            {store}" if exact else f"            if ({col} < N) {{ {store} }}"
                 )
@@ -281,9 +302,8 @@ def matmul_vec4(
     # `as` is reserved in WGSL).
     a_stores = [line.replace("as[", "as_[") for line in a_stores]
     return (
-        header(
-            MATMUL, [("a", "vec4<f32>", "r"), ("b", "vec4<f32>", "r"), ("out", "vec4<f32>", "rw")]
-        )
+        header(MATMUL, _bindings("vec4<f32>", epilogue))
+        + (epilogue or "")
         + f"""
 var<workgroup> as_: array<vec4<f32>, {a_size}>;
 var<workgroup> bs: array<vec4<f32>, {b_size}>;

@@ -1,0 +1,143 @@
+"""A matmul with its consumers as the epilogue: `relu(x @ w + b)` in one kernel (two when the
+matmul is split along k).
+
+The segment holds one `matmul` node (its operands are concrete tensors) and the elementwise
+nodes over it, all evaluated at the product's shape. The kernel is Wgpu's own tiled matmul
+(the vec4 one where the operands allow it, with the tiles autotune chose for the shape); where
+it would store a product, it calls `epilogue(product, i)` instead, which evaluates the
+segment's nodes at output index `i` (the product standing for the matmul node, leaves read
+strided or contiguous as in any fused kernel) and stores the segment's outputs. The product
+itself is written only when it is one of them.
+
+Bindings: info, the operands `a` and `b`, the segment's leaves, its outputs. Info words: the
+matmul's (layout `MATMUL`), then the leaves' words and the params, as in `codegen.py`.
+
+A matmul that Wgpu splits along k (few output tiles, a long k: `matmul_ops.split_k`) runs as
+the batched products of its k-slices, `[..., S, m, n]`, and the epilogue is then an
+elementwise kernel over the result whose product is the sum of the S partial products at its
+position: the sum the split matmul would launch on its own, and the epilogue's ops after it.
+Bindings: info, the partial products, the leaves, the outputs; info words: the output count,
+the partials' offset, then the leaves' words and the params.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from burn.tensor import DType
+from burn.wgpu import kernels as K
+from burn.wgpu.fusion.codegen import element_lines, prelude
+from burn.wgpu.kernels.layout import prune_functions
+from burn.wgpu.kernels.wgsl import WG, store
+
+
+@dataclass(frozen=True)
+class MatmulPlan:
+    """A compiled matmul segment: the kernel source and how to lay out its info words."""
+
+    source: str
+    access: tuple[str, ...]
+    strided: tuple[bool, ...]  # per leaf: offset and strides (True) or offset only
+    param_dtypes: tuple[DType, ...]
+    out_dtypes: tuple[DType, ...]
+    cfg: tuple[int, ...] | None  # the tile shape (bm, bn, bk, tm, tn); None when split
+    slices: int  # k-slices summed by the epilogue kernel (1: the matmul's own kernel)
+
+
+def matmul_key(lhs, rhs, layout, cfg, slices: int = 1) -> tuple:
+    """What the kernel depends on besides the epilogue: operand dtype and shapes, the vec4
+    layout (None: the tiled kernel) and the tiles, or the number of k-slices of a split
+    matmul (whose partial products the backend's matmul computes). Strides and offsets are
+    info words."""
+    return (lhs.dtype, lhs.shape, rhs.shape, layout, cfg, slices)
+
+
+def generate_matmul(segment, strided: tuple[bool, ...]) -> MatmulPlan:
+    """The kernel of a segment whose `matmul` node's consumers are its epilogue."""
+    product = segment.nodes[segment.matmul]
+    dtype, a_shape, b_shape, layout, cfg, slices = product.arg[2]
+    if slices > 1:
+        return _generate_split(segment, strided, slices)
+    batch = product.shape[:-2]
+    m, k, n = a_shape[-2], a_shape[-1], b_shape[-1]
+    # The epilogue's words follow the matmul's, whose count depends only on the batch rank.
+    first_word = len(
+        K.MATMUL.pack(
+            m=m,
+            n=n,
+            k=k,
+            batches=0,
+            batch_shape=batch,
+            a_offset=0,
+            a_strides=[0] * (len(batch) + 2),
+            b_offset=0,
+            b_strides=[0] * (len(batch) + 2),
+        )
+    )
+    lines, helpers = prelude(segment, lambda t: t, first_binding=3, standalone=False)
+    values, param_dtypes = element_lines(segment, strided, first_word, "acc")
+    outputs = [segment.nodes[k] for k in segment.outputs]
+    stores = [
+        f"    out{j}[i] = {store(out.dtype)}(v{pos});"
+        for j, (pos, out) in enumerate(zip(segment.outputs, outputs, strict=True))
+    ]
+    epilogue = "\n".join(
+        [
+            *lines,
+            helpers,
+            "fn epilogue(acc: f32, i: u32) {",
+            *values,
+            *stores,
+            "}",
+            "fn epilogue4(acc: vec4<f32>, i: u32) {",
+            "    epilogue(acc.x, i);",
+            "    epilogue(acc.y, i + 1u);",
+            "    epilogue(acc.z, i + 2u);",
+            "    epilogue(acc.w, i + 3u);",
+            "}",
+            "",
+        ]
+    )
+    bm, bn, bk, tm, tn = cfg
+    if layout is None:
+        source = K.matmul(dtype, bm, bn, bk, tm, tn, epilogue)
+    else:
+        exact = m % bm == 0 and n % bn == 0 and k % bk == 0
+        source = K.matmul_vec4(bm, bn, bk, tm, tn, *layout, exact, epilogue)
+    access = ("r", "r") + ("r",) * len(segment.leaves) + ("rw",) * len(outputs)
+    outs = tuple(out.dtype for out in outputs)
+    return MatmulPlan(source, access, strided, tuple(param_dtypes), outs, cfg, 1)
+
+
+def _generate_split(segment, strided: tuple[bool, ...], slices: int) -> MatmulPlan:
+    """One thread per output: the sum of the `slices` partial products at its position, then
+    the epilogue."""
+    m, n = segment.shape[-2:]
+    mn = m * n
+    lines, helpers = prelude(segment, lambda t: t, first_binding=2)
+    lines.insert(1, "@group(0) @binding(1) var<storage, read> part: array<f32>;")
+    values, param_dtypes = element_lines(segment, strided, 2, "acc")
+    outputs = [segment.nodes[k] for k in segment.outputs]
+    body = [
+        f"@compute @workgroup_size({WG})",
+        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,",
+        "        @builtin(local_invocation_index) lid: u32) {",
+        f"    let i = (wid.y * nwg.x + wid.x) * {WG}u + lid;",
+        "    if (i >= info[0]) { return; }",
+        # The partials are [..., S, m, n]: the output's batch index selects S matrices.
+        f"    let base = info[1] + (i / {mn}u) * {slices * mn}u + i % {mn}u;",
+        "    var acc = 0.0;",
+        f"    for (var s = 0u; s < {slices}u; s = s + 1u) {{",
+        f"        acc = acc + part[base + s * {mn}u];",
+        "    }",
+        *values,
+        *[
+            f"    out{j}[i] = {store(out.dtype)}(v{pos});"
+            for j, (pos, out) in enumerate(zip(segment.outputs, outputs, strict=True))
+        ],
+        "}",
+    ]
+    source = prune_functions("\n".join(lines) + "\n" + helpers + "\n" + "\n".join(body) + "\n")
+    access = ("r",) + ("r",) * len(segment.leaves) + ("rw",) * len(outputs)
+    outs = tuple(out.dtype for out in outputs)
+    return MatmulPlan(source, access, strided, tuple(param_dtypes), outs, None, slices)
