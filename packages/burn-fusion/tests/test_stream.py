@@ -404,3 +404,27 @@ def test_epilogue_plans_are_cached_by_signature(epilogues):
         x = np.full((2, 2), scale, np.float32)
         read(matrix(backend, x).matmul(matrix(backend, x)) * scale)
     assert backend.stats.compiles == 1 and backend.stats.replays == 2
+
+
+def test_a_product_nothing_reads_yet_waits_for_its_readers(epilogues):
+    backend, fuser = epilogues
+    x = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    product = matrix(backend, x).matmul(matrix(backend, x))  # a weight gradient, say
+    other = matrix(backend, x) * 2.0
+    np.testing.assert_allclose(read(other), x * 2.0)  # a flush for another value
+    assert product.primitive.is_pending and backend.stats.eager_matmuls == 0
+    update = plus(product, matrix(backend, x)) * 0.5  # its reader comes later: the epilogue
+    del product
+    np.testing.assert_allclose(read(update), (x @ x + x) * 0.5)
+    assert backend.stats.matmul_epilogues == 1 and backend.stats.eager_matmuls == 0
+
+
+def test_a_product_waits_only_for_flushes_of_other_values(epilogues):
+    backend, fuser = epilogues
+    x = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    asked = matrix(backend, x).matmul(matrix(backend, x))
+    np.testing.assert_allclose(read(asked), x @ x)  # the flush is for it: it runs
+    kept = matrix(backend, x).matmul(matrix(backend, x))
+    backend.flush()  # a flush of everything computes it too
+    assert not kept.primitive.is_pending
+    assert backend.stats.eager_matmuls == 2 and not fuser.products
