@@ -37,7 +37,7 @@ KINDS = frozenset(
 
 
 class Node:
-    """One recorded elementwise op (or a leaf) and the shape and dtype it produces."""
+    """One recorded elementwise op (or a leaf, or a matmul) and the shape and dtype it produces."""
 
     __slots__ = (
         "kind",

@@ -12,8 +12,9 @@ cached under its signature, compiling one only the first time a signature is see
 A recorded matmul waits in the stream too, so that what follows it (a bias, an activation, an
 optimizer's update of a weight gradient) can run as its epilogue: applied to each product as it
 is stored, in the matmul's own kernel. At a flush, each matmul whose consumers are all in one
-group of its shape becomes that group's kernel; any other (read by two groups, broadcast, or
-read by nothing but its own handles) runs on its own first, and its consumers read the result.
+group of its shape becomes that group's kernel; one that only its own handles read waits for
+its consumers, unless the flush is for its value; any other (read by two groups, or broadcast)
+runs on its own first, and its consumers read the result.
 """
 
 from __future__ import annotations

@@ -20,6 +20,16 @@ from burn.wgpu.kernels.expressions import FLOAT_FNS, INT_FNS, binary_expr, unary
 from burn.wgpu.kernels.layout import prune_functions
 from burn.wgpu.kernels.wgsl import HELPERS, WG, compute, scalar_read, store, zero
 
+# The entry point of every fused kernel with one thread per output element `i` (workgroups past
+# 65535 folded into y), returning past the count in info word 0.
+ENTRY = (
+    f"@compute @workgroup_size({WG})",
+    "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,",
+    "        @builtin(local_invocation_index) lid: u32) {",
+    f"    let i = (wid.y * nwg.x + wid.x) * {WG}u + lid;",
+    "    if (i >= info[0]) { return; }",
+)
+
 # The integer helpers share names with the float ones; in a fused kernel both may be needed.
 _INT_RENAMES = {"div_(": "idiv_(", "rem_(": "irem_(", "pow_(": "ipow_("}
 
@@ -96,11 +106,7 @@ def generate(segment, strided: tuple[bool, ...], vec4: bool = False) -> Plan:
     outputs = [segment.nodes[k] for k in segment.outputs]
     lines, helpers = prelude(segment, lambda t: t)
     body = [
-        f"@compute @workgroup_size({WG})",
-        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,",
-        "        @builtin(local_invocation_index) lid: u32) {",
-        f"    let i = (wid.y * nwg.x + wid.x) * {WG}u + lid;",
-        "    if (i >= info[0]) { return; }",
+        *ENTRY,
     ]
     values, param_dtypes = element_lines(segment, strided, 1)
     body += values
@@ -196,11 +202,7 @@ def _generate_vec4(segment) -> Plan:
     outputs = [segment.nodes[k] for k in segment.outputs]
     lines, helpers = prelude(segment, lambda t: f"vec4<{t}>")
     body = [
-        f"@compute @workgroup_size({WG})",
-        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,",
-        "        @builtin(local_invocation_index) lid: u32) {",
-        f"    let i = (wid.y * nwg.x + wid.x) * {WG}u + lid;",
-        "    if (i >= info[0]) { return; }",
+        *ENTRY,
     ]
     leaf_slot = {id(leaf): j for j, leaf in enumerate(leaves)}
     for j in range(len(leaves)):

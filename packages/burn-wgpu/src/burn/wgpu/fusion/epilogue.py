@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 from burn.tensor import DType
 from burn.wgpu import kernels as K
-from burn.wgpu.fusion.codegen import element_lines, prelude
+from burn.wgpu.fusion.codegen import ENTRY, element_lines, prelude
 from burn.wgpu.kernels.layout import prune_functions
-from burn.wgpu.kernels.wgsl import WG, store
+from burn.wgpu.kernels.wgsl import store
 
 
 @dataclass(frozen=True)
@@ -119,11 +119,7 @@ def _generate_split(segment, strided: tuple[bool, ...], slices: int) -> MatmulPl
     values, param_dtypes = element_lines(segment, strided, 2, "acc")
     outputs = [segment.nodes[k] for k in segment.outputs]
     body = [
-        f"@compute @workgroup_size({WG})",
-        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,",
-        "        @builtin(local_invocation_index) lid: u32) {",
-        f"    let i = (wid.y * nwg.x + wid.x) * {WG}u + lid;",
-        "    if (i >= info[0]) { return; }",
+        *ENTRY,
         # The partials are [..., S, m, n]: the output's batch index selects S matrices.
         f"    let base = info[1] + (i / {mn}u) * {slices * mn}u + i % {mn}u;",
         "    var acc = 0.0;",

@@ -16,9 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from burn.tensor import DType
-from burn.wgpu.fusion.codegen import expression, prelude
+from burn.wgpu.fusion.codegen import ENTRY, expression, prelude
 from burn.wgpu.kernels.layout import prune_functions
-from burn.wgpu.kernels.wgsl import WG, compute, store
+from burn.wgpu.kernels.wgsl import compute, store
 
 REDUCE_OPS = frozenset({"sum", "mean", "prod", "max", "min"})
 
@@ -70,11 +70,7 @@ def generate_reduce(segment, op: str, dim: int) -> ReducePlan:
     lines, helpers = prelude(segment, lambda t: t)
     # The prelude declares one output of the chain's dtype: the reduction keeps it.
     body = [
-        f"@compute @workgroup_size({WG})",
-        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,",
-        "        @builtin(local_invocation_index) lid: u32) {",
-        f"    let i = (wid.y * nwg.x + wid.x) * {WG}u + lid;",
-        "    if (i >= info[0]) { return; }",
+        *ENTRY,
         "    var rest = i;",
     ]
     for d in reversed(range(rank)):
