@@ -292,7 +292,7 @@ class EpilogueFuser(NumpyFuser):
         lhs, rhs, _ = product.arg
         # The product stands in the segment as a leaf would: evaluate it, then the rest.
         saved = product.kind, product.arg
-        product.kind, product.arg = "leaf", np.matmul(lhs, rhs)
+        product.kind, product.arg = "leaf", np.matmul(lhs, rhs).reshape(product.shape)
         try:
             return self.execute(plan, segment)
         finally:
@@ -428,3 +428,24 @@ def test_a_product_waits_only_for_flushes_of_other_values(epilogues):
     backend.flush()  # a flush of everything computes it too
     assert not kept.primitive.is_pending
     assert backend.stats.eager_matmuls == 2 and not fuser.products
+
+
+def test_a_reshaped_product_still_takes_an_epilogue(epilogues):
+    backend, fuser = epilogues
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    w = np.ones((3, 4), np.float32)
+    flat = matrix(backend, x).matmul(matrix(backend, w)).reshape([8])  # still recorded
+    assert flat.primitive.node.kind == "matmul"
+    out = plus(flat, tensor(backend, np.arange(8, dtype=np.float32))) * 2.0
+    np.testing.assert_allclose(read(out), ((x @ w).reshape(8) + np.arange(8)) * 2.0)
+    assert backend.stats.matmul_epilogues == 1 and backend.stats.eager_matmuls == 0
+
+
+def test_a_reshaped_product_computed_on_its_own_has_its_new_shape(epilogues):
+    backend, fuser = epilogues
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    product = matrix(backend, x).matmul(matrix(backend, x.T))
+    column = product.reshape([4, 1])
+    np.testing.assert_allclose(read(column), (x @ x.T).reshape(4, 1))
+    np.testing.assert_allclose(read(product), x @ x.T)  # the product at its own shape, too
+    assert backend.stats.eager_matmuls == 2

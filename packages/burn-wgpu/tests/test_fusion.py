@@ -472,3 +472,54 @@ def test_a_linear_layer_trains_the_same_with_epilogues(rng):
     assert fusion.stats.matmul_epilogues > before
     for a, b_ in zip(ours, plain, strict=True):
         np.testing.assert_allclose(a, b_, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("shape", "weight", "options"),
+    [
+        ((4, 3, 12, 12), (8, 3, 3, 3), {}),
+        ((2, 4, 9, 11), (6, 2, 3, 2), {"stride": [2, 1], "padding": [1, 1], "groups": 2}),
+        ((3, 5, 17), (4, 5, 3), {"dilation": [2]}),  # conv1d
+    ],
+)
+def test_a_convolution_runs_its_bias_and_what_follows_as_its_epilogue(
+    fused, rng, shape, weight, options
+):
+    """The convolution is the contract's composition (im2col, then a grouped matmul) recorded
+    by Fusion: the matmul's product, reshaped to `[N, O, *out]`, takes the bias and the relu
+    as its epilogue, with the values plain Wgpu computes."""
+    from burn.tensor import module
+    from burn.tensor.module import ConvOptions
+
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = rng.standard_normal(weight).astype(np.float32)
+    b = rng.standard_normal(weight[0]).astype(np.float32)
+    conv = module.conv1d if len(shape) == 3 else module.conv2d
+    opts = ConvOptions(**options)
+
+    def run(backend):
+        device = backend.device()
+        tx, tw, tb = (Tensor[backend, a.ndim].from_data(a, device) for a in (x, w, b))
+        return values(act.relu(conv(tx, tw, tb, opts)) * 2.0)
+
+    want = run(Wgpu)
+    run(fused)  # a first run tunes the matmul's shape class
+    before = fused.stats.matmul_epilogues
+    np.testing.assert_allclose(run(fused), want, rtol=1e-5, atol=1e-5)
+    assert fused.stats.matmul_epilogues == before + 1
+
+
+def test_a_reshaped_product_read_at_both_shapes(fused, rng):
+    x = rng.standard_normal((12, 8)).astype(np.float32)
+    w = rng.standard_normal((8, 6)).astype(np.float32)
+    product = (
+        Tensor[fused, 2]
+        .from_data(x, fused.device())
+        .matmul(Tensor[fused, 2].from_data(w, fused.device()))
+    )
+    flat = product.reshape([72]) + 1.0
+    doubled = product * 2.0
+    want = x.astype(np.float64) @ w
+    np.testing.assert_allclose(values(flat), want.reshape(72) + 1.0, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(values(doubled), want * 2.0, rtol=1e-5, atol=1e-5)
+    assert fused.stats.matmul_epilogues == 2  # one kernel per shape, each computing the product

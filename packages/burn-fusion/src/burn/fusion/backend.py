@@ -116,6 +116,10 @@ NAMED_OPS = frozenset(FLOAT_OPS | INT_OPS | BOOL_OPS | _MODULE | _public(Activat
     "bool_into_data",
 }
 MODULE_OPS = frozenset(_MODULE)
+# Convolutions that run as the contract's composition on a fusing decorator (see
+# `FusedBackend.__init__`), and the hooks of that composition the backend must leave as they are.
+COMPOSED_CONVS = ("conv1d", "conv2d", "conv3d")
+CONV_HOOKS = ("_conv", "_grouped_matmul", "_add_bias")
 CORE_OPS = frozenset(_public(PrimitiveOps) - _NOT_OPS - _METADATA - FUSABLE_CORE_OPS)
 
 
@@ -148,12 +152,20 @@ class FusedBackend(Backend):
                 and MATMUL_OP in impls
                 and getattr(cls, MATMUL_OP, None) is impls[MATMUL_OP]
             )
-        # Named ops run as the contract's composition only where that fuses something: never
-        # the module ops, whose defaults call hooks a backend may replace (Wgpu's im2col).
-        self._overridden = MODULE_OPS | frozenset(
+        # Named ops run as the contract's composition only where that fuses something: not the
+        # module ops, whose defaults call hooks a backend may replace (Wgpu's im2col), except
+        # a convolution whose whole composition the backend leaves to the contract, when
+        # matmuls are recorded: its bias (and what follows) is then its matmul's epilogue.
+        composed = frozenset(
+            op
+            for op in COMPOSED_CONVS
+            if self._matmul_recorded
+            and all(getattr(cls, n, None) is getattr(Backend, n) for n in (op, *CONV_HOOKS))
+        )
+        self._overridden = (MODULE_OPS - composed) | frozenset(
             n for n in NAMED_OPS if getattr(cls, n, None) is not getattr(Backend, n)
         )
-        self.stream = Stream(fuser, inner.float_matmul) if fuser is not None else None
+        self.stream = Stream(fuser, self._product) if fuser is not None else None
         self._support_cache: dict[tuple, bool] = {}
 
     # ------------------------------------------------------------------ identity
@@ -426,6 +438,28 @@ class FusedBackend(Backend):
         return self._forward(MATMUL_OP, (lhs, rhs), {})
 
     float_matmul.__doc__ = Backend.float_matmul.__doc__
+
+    def _product(self, lhs, rhs, shape):
+        """A recorded matmul computed on its own by the inner backend, at the node's shape."""
+        inner = self._inner
+        out = inner.float_matmul(lhs, rhs)
+        return out if tuple(inner.shape(out)) == shape else inner.reshape(out, shape)
+
+    def reshape(self, p: FusionTensor, shape):
+        node = p.node
+        if node is not None and node.kind == "matmul" and math.prod(shape) == math.prod(p.shape):
+            # A product is contiguous, so any reshape of it lists its elements in the same
+            # order: the reshaped value is the same matmul seen at another shape, and can still
+            # take an epilogue (a convolution's bias). If the product is read at both shapes,
+            # each computes it.
+            shape = tuple(shape)
+            reshaped = Node("matmul", node.arg, (), shape, node.dtype, node.device)
+            handle = FusionTensor(None, reshaped, shape, p.dtype, p.device)
+            self.stream.record(handle)  # type: ignore[union-attr]
+            return handle
+        return self._forward("reshape", (p, shape), {})
+
+    reshape.__doc__ = Backend.reshape.__doc__
 
     def scalar_like(self, p: FusionTensor, value):
         if "scalar_like" in self._recorded:

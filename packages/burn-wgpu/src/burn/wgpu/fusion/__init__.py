@@ -155,7 +155,8 @@ class WgpuFusionBackend:
             info = [n, partial.offset, *words]
             rt.launch(plan.source, plan.access, handles, info, (n + WG - 1) // WG)
             return outs
-        info, groups = matmul_words(lhs, rhs, product.shape[:-2], plan.cfg)
+        batch = broadcast_shape(lhs.shape[:-2], rhs.shape[:-2])
+        info, groups = matmul_words(lhs, rhs, batch, plan.cfg)
         info.extend(words)
         handles = [lhs.handle, rhs.handle, *leaves, *[o.handle for o in outs]]
         rt.launch(plan.source, plan.access, handles, info, groups)

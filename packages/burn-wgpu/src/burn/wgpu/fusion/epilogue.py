@@ -2,7 +2,9 @@
 matmul is split along k).
 
 The segment holds one `matmul` node (its operands are concrete tensors) and the elementwise
-nodes over it, all evaluated at the product's shape. The kernel is Wgpu's own tiled matmul
+nodes over it, all evaluated at the product's shape: the `[..., m, n]` of the operands, or any
+reshape of it (`conv2d`'s `[N, O, H, W]`), since a contiguous product's elements are in the
+same order either way. The kernel is Wgpu's own tiled matmul
 (the vec4 one where the operands allow it, with the tiles autotune chose for the shape); where
 it would store a product, it calls `epilogue(product, i)` instead, which evaluates the
 segment's nodes at output index `i` (the product standing for the matmul node, leaves read
@@ -29,6 +31,7 @@ from burn.wgpu import kernels as K
 from burn.wgpu.fusion.codegen import ENTRY, element_lines, prelude
 from burn.wgpu.kernels.layout import prune_functions
 from burn.wgpu.kernels.wgsl import store
+from burn.wgpu.primitive import broadcast_shape
 
 
 @dataclass(frozen=True)
@@ -56,10 +59,10 @@ def generate_matmul(segment, strided: tuple[bool, ...]) -> MatmulPlan:
     """The kernel of a segment whose `matmul` node's consumers are its epilogue."""
     product = segment.nodes[segment.matmul]
     dtype, a_shape, b_shape, layout, cfg, slices = product.arg[2]
-    if slices > 1:
-        return _generate_split(segment, strided, slices)
-    batch = product.shape[:-2]
     m, k, n = a_shape[-2], a_shape[-1], b_shape[-1]
+    if slices > 1:
+        return _generate_split(segment, strided, slices, m * n)
+    batch = broadcast_shape(a_shape[:-2], b_shape[:-2])
     # The epilogue's words follow the matmul's, whose count depends only on the batch rank.
     first_word = len(
         K.MATMUL.pack(
@@ -109,11 +112,9 @@ def generate_matmul(segment, strided: tuple[bool, ...]) -> MatmulPlan:
     return MatmulPlan(source, access, strided, tuple(param_dtypes), outs, cfg, 1)
 
 
-def _generate_split(segment, strided: tuple[bool, ...], slices: int) -> MatmulPlan:
-    """One thread per output: the sum of the `slices` partial products at its position, then
-    the epilogue."""
-    m, n = segment.shape[-2:]
-    mn = m * n
+def _generate_split(segment, strided: tuple[bool, ...], slices: int, mn: int) -> MatmulPlan:
+    """One thread per output: the sum of the `slices` partial products at its position (each
+    product matrix `mn` elements), then the epilogue."""
     lines, helpers = prelude(segment, lambda t: t, first_binding=2)
     lines.insert(1, "@group(0) @binding(1) var<storage, read> part: array<f32>;")
     values, param_dtypes = element_lines(segment, strided, 2, "acc")
