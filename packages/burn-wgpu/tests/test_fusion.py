@@ -523,3 +523,55 @@ def test_a_reshaped_product_read_at_both_shapes(fused, rng):
     np.testing.assert_allclose(values(flat), want.reshape(72) + 1.0, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(values(doubled), want * 2.0, rtol=1e-5, atol=1e-5)
     assert fused.stats.matmul_epilogues == 2  # one kernel per shape, each computing the product
+
+
+def _program(backend, seed: int) -> list[np.ndarray]:
+    """A random program of matmuls, reshapes, elementwise ops, reductions, reads and dropped
+    tensors (the same for a given seed on any backend); returns every value it read."""
+    rng = np.random.default_rng(seed)
+    device = backend.device()
+    dims = (3, 4, 8)
+
+    def fresh(shape):
+        return Tensor[backend, 2].from_data(rng.standard_normal(shape).astype(np.float32), device)
+
+    live = [fresh((rng.choice(dims), rng.choice(dims))) for _ in range(3)]
+    reads = []
+    for _ in range(40):
+        a = live[rng.integers(len(live))]
+        m, n = a.dims()
+        op = rng.integers(8)
+        if op == 0:  # a product, with a fresh right operand
+            out = a.matmul(fresh((n, rng.choice(dims))))
+        elif op == 1:  # another view of the same elements
+            out = a.reshape([n, m])
+        elif op == 2:
+            out = act.relu(a) * 0.5 - 0.25
+        elif op == 3:  # a bias broadcast over rows
+            out = a + fresh((1, n))
+        elif op == 4:
+            same = [t for t in live if t.dims() == [m, n]]
+            out = a * same[rng.integers(len(same))]
+        elif op == 5:
+            out = a.sum_dim(1) * 0.1  # [m, 1]
+        elif op == 6:  # a read in the middle of the stream
+            reads.append(values(a))
+            continue
+        else:  # a tensor nothing reads again
+            if len(live) > 2:
+                live = [t for t in live if t is not a]
+            continue
+        live.append(out.clamp(-50.0, 50.0))
+    reads.extend(values(t) for t in live)
+    return reads
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_programs_with_matmuls_give_the_unfused_values(seed):
+    fused = Fusion(Wgpu)
+    before = fused.stats.matmul_epilogues
+    ours, plain = _program(fused, seed), _program(Wgpu, seed)
+    assert len(ours) == len(plain)
+    for got, want in zip(ours, plain, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    assert fused.stats.matmul_epilogues > before  # every seed's program has some
