@@ -182,12 +182,13 @@ class ModuleBlocks(_Core):
         )
 
     def _sum_but_channels(self, g: Any) -> Any:
-        """Sum of `[N, C, *S]` over every dim but C: a bias gradient `[C]`."""
-        shape = self.shape(g)
-        flat = self.reshape(
-            self.permute(g, (1, 0, *range(2, len(shape)))), (shape[1], math.prod(shape) // shape[1])
-        )
-        return self.reshape(self.reduce("sum", flat, 1), (shape[1],))
+        """Sum of `[N, C, *S]` over every dim but C: a bias gradient `[C]`. The positions of
+        each sample are summed first, then the samples: both reductions read the gradient as
+        it is laid out, where moving C first would copy all of it."""
+        n, c, *spatial = self.shape(g)
+        rows = self.reshape(g, (n, c, math.prod(spatial)))
+        per_sample = self.reduce("sum", rows, 2)  # [N, C, 1]
+        return self.reshape(self.reduce("sum", per_sample, 0), (c,))
 
     # ------------------------------------------------------------------ generic convolution
     def _conv(self, x: Any, weight: Any, bias: Any, options: ConvOptions) -> Any:
