@@ -120,3 +120,15 @@ def test_adaptive_avg_pool2d_simple(ad_backend, rng):
         rng.normal(size=(1, 2, 5, 4)),
         strided_inputs=True,
     )
+
+
+def test_adaptive_avg_pool_uniform_windows(ad_backend, rng):
+    """Sizes that are multiples of the output: every window alike (a backend may take a
+    shortcut for these, as the guide's 24x24 -> 8x8 pool does)."""
+    check_grads(
+        ad_backend,
+        lambda x: module.adaptive_avg_pool2d(x, (3, 2)),
+        rng.normal(size=(2, 2, 6, 6)),
+        strided_inputs=True,
+    )
+    check_grads(ad_backend, lambda x: module.adaptive_avg_pool1d(x, 2), rng.normal(size=(1, 3, 8)))
