@@ -10,14 +10,16 @@ a recorded `Node` waiting in the stream. Which ops are recorded is decided once 
 - a named op (`float_add`, `relu`...) that the inner backend overrides is forwarded to that
   override (its inputs computed first), as every decorator does; one the inner backend leaves
   to the contract runs as the contract's default composition on the decorator, so its
-  elementwise pieces are recorded and fused; module ops (`conv2d`, pooling...) are always
-  forwarded, since their defaults call hooks the backend may replace;
+  elementwise pieces are recorded and fused; module ops (`conv2d`, pooling...) are forwarded,
+  since their defaults call hooks the backend may replace, except a convolution whose whole
+  composition the backend leaves to the contract when matmuls are recorded (below);
 - a reduction (`reduce`, `float_mean_dim`) of a pending value runs with the recorded chain as
   its prologue when the fuser offers that (an optional part of the contract) and stands for
   the backend's reduction; otherwise it is computed like everything else;
 - `float_matmul` is recorded when the fuser offers epilogues (another optional part) and
   stands for the backend's matmul: its operands are computed, the product waits in the
-  stream, and the elementwise ops recorded over it run in its kernel;
+  stream, and the elementwise ops recorded over it run in its kernel (a reshape of it stays
+  recorded, so a convolution's bias runs in its matmul's kernel too);
 - everything else (reads, layout, indexing, random) flushes the stream where its inputs are
   pending and runs on the inner backend.
 
