@@ -82,13 +82,18 @@ class NumpyFuser:
         return [np.broadcast_to(env[k], segment.shape).copy() for k in segment.outputs]
 
 
+def fused_with(fuser):
+    """`(Fusion of a CountingNdArray, fuser)` with `fuser` registered until the test ends."""
+    register_fusion_backend(CountingNdArray.name, fuser)
+    try:
+        yield Fusion(CountingNdArray()), fuser
+    finally:
+        register_fusion_backend(CountingNdArray.name, None)
+
+
 @pytest.fixture
 def setup():
-    fuser = NumpyFuser()
-    register_fusion_backend(CountingNdArray.name, fuser)
-    backend = Fusion(CountingNdArray())
-    yield backend, fuser
-    register_fusion_backend(CountingNdArray.name, None)
+    yield from fused_with(NumpyFuser())
 
 
 def tensor(backend, values):
@@ -301,11 +306,7 @@ class EpilogueFuser(NumpyFuser):
 
 @pytest.fixture
 def epilogues():
-    fuser = EpilogueFuser()
-    register_fusion_backend(CountingNdArray.name, fuser)
-    backend = Fusion(CountingNdArray())
-    yield backend, fuser
-    register_fusion_backend(CountingNdArray.name, None)
+    yield from fused_with(EpilogueFuser())
 
 
 def matrix(backend, values):
