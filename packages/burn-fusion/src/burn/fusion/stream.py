@@ -56,9 +56,7 @@ class FusionStats:
 class Stream:
     """Pending handles of one `Fusion(B)` backend and the plans compiled for them."""
 
-    def __init__(
-        self, fuser: FusionBackend, eager_matmul: Callable[[Any, Any, tuple], Any] | None = None
-    ):
+    def __init__(self, fuser: FusionBackend, eager_matmul: Callable[[Any, Any, tuple], Any]):
         self.fuser = fuser
         # How a recorded matmul that cannot be an epilogue's product runs on its own:
         # `eager_matmul(lhs, rhs, shape)`, the product at the node's shape (a reshape of it).
@@ -196,7 +194,7 @@ class Stream:
     def _compute_matmul(self, node: Node) -> None:
         """Run a recorded matmul on its own; the node becomes a leaf reading the result."""
         lhs, rhs, _ = node.arg
-        node.become_leaf(self.eager_matmul(lhs, rhs, node.shape))  # type: ignore[misc]
+        node.become_leaf(self.eager_matmul(lhs, rhs, node.shape))
         self.stats.eager_matmuls += 1
 
     def _chunks(self, handles: list[Any], limit: int) -> list[list[Any]]:

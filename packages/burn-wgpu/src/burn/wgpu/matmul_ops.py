@@ -101,30 +101,35 @@ class WgpuMatmulOps:
             return out
         if k == 0:
             return self.full(out.shape, 0, lhs.dtype, lhs.device)
-        lhs, rhs, layout = self._matmul_operands(lhs, rhs, batch, m, n, k)
-        variant = autotune.variant(layout, m, n, k)
-        cfg = autotune.matmul_config(self, lhs.rt, lhs.dtype, m, n, k, batches, variant)
+        lhs, rhs, layout, cfg = self._matmul_setup(lhs, rhs, batch, m, n, k)
         if cfg is None:  # first of its shape class on this device: tuning computes `out`
             autotune.tune(self, lhs.rt, lhs.dtype, lhs, rhs, out, batch, m, n, k, layout)
         else:
             self._matmul_launch(lhs, rhs, out, batch, cfg, layout)
         return out
 
-    def _matmul_operands(self, lhs: WgpuTensor, rhs: WgpuTensor, batch, m: int, n: int, k: int):
-        """`(lhs, rhs, layout)`: the operands as the kernel reads them, and the vec4 kernel's
-        layout for them (None: the tiled kernel). Operands the vec4 kernel cannot read as they
-        are laid out are copied to contiguous first, where the product is big enough for that
-        kernel to repay the copy."""
+    def _matmul_setup(self, lhs: WgpuTensor, rhs: WgpuTensor, batch, m: int, n: int, k: int):
+        """`(lhs, rhs, layout, cfg)`: the operands as the kernel reads them, the vec4 kernel's
+        layout for them (None: the tiled kernel) and the tile shape autotune chose for the
+        shape class (None: not tuned yet on this device). Operands the vec4 kernel cannot read
+        as they are laid out are copied to contiguous first, where the product is big enough
+        for that kernel to repay the copy. Fusion's matmul epilogues make the same choices."""
         layout = None
         vec_sizes = k % 4 == 0 and n % 4 == 0  # else no layout makes the vec4 kernel apply
-        flops = 2 * m * n * k * math.prod(batch)
-        if lhs.dtype is DType.F32 and vec_sizes and flops >= autotune.VEC_MIN_FLOPS:
+        batches = math.prod(batch)
+        if (
+            lhs.dtype is DType.F32
+            and vec_sizes
+            and 2 * m * n * k * batches >= autotune.VEC_MIN_FLOPS
+        ):
             layout = _vec_layout(lhs, rhs, batch, m, n, k)
             if layout is None:
                 # Copying a strided operand costs O(size); the vec4 kernel saves far more.
                 lhs, rhs = self.contiguous(lhs), self.contiguous(rhs)
                 layout = _vec_layout(lhs, rhs, batch, m, n, k)
-        return lhs, rhs, layout
+        variant = autotune.variant(layout, m, n, k)
+        cfg = autotune.matmul_config(self, lhs.rt, lhs.dtype, m, n, k, batches, variant)
+        return lhs, rhs, layout, cfg
 
     def _matmul_split(self, lhs: WgpuTensor, rhs: WgpuTensor, slices: int) -> WgpuTensor:
         """`lhs @ rhs` as the sum over `slices` k-slices, each a batch entry of one matmul."""

@@ -17,7 +17,6 @@ from typing import Any
 
 from burn.tensor import DType
 from burn.tensor.errors import DTypeError
-from burn.wgpu import autotune
 from burn.wgpu.backend import Wgpu, WgpuBackend, scalar_bits
 from burn.wgpu.fusion.capture import CapturedStep, CaptureError, capture
 from burn.wgpu.fusion.codegen import Plan, generate
@@ -130,9 +129,7 @@ class WgpuFusionBackend:
         slices = split_k(m, n, k, batches)
         if slices > 1:
             return lhs, rhs, matmul_key(lhs, rhs, None, None, slices)
-        lhs, rhs, layout = Wgpu._matmul_operands(lhs, rhs, batch, m, n, k)
-        variant = autotune.variant(layout, m, n, k)
-        cfg = autotune.matmul_config(Wgpu, lhs.rt, lhs.dtype, m, n, k, batches, variant)
+        lhs, rhs, layout, cfg = Wgpu._matmul_setup(lhs, rhs, batch, m, n, k)
         if cfg is None:
             return None
         return lhs, rhs, matmul_key(lhs, rhs, layout, cfg)

@@ -31,6 +31,7 @@ from burn.wgpu import kernels as K
 from burn.wgpu.fusion.codegen import ENTRY, element_lines, prelude
 from burn.wgpu.kernels.layout import prune_functions
 from burn.wgpu.kernels.wgsl import store
+from burn.wgpu.matmul_ops import matmul_words
 from burn.wgpu.primitive import broadcast_shape
 
 
@@ -63,20 +64,9 @@ def generate_matmul(segment, strided: tuple[bool, ...]) -> MatmulPlan:
     if slices > 1:
         return _generate_split(segment, strided, slices, m * n)
     batch = broadcast_shape(a_shape[:-2], b_shape[:-2])
-    # The epilogue's words follow the matmul's, whose count depends only on the batch rank.
-    first_word = len(
-        K.MATMUL.pack(
-            m=m,
-            n=n,
-            k=k,
-            batches=0,
-            batch_shape=batch,
-            a_offset=0,
-            a_strides=[0] * (len(batch) + 2),
-            b_offset=0,
-            b_strides=[0] * (len(batch) + 2),
-        )
-    )
+    # The epilogue's words follow the matmul's (their count depends only on the batch rank).
+    lhs, rhs, _ = product.arg
+    first_word = len(matmul_words(lhs, rhs, batch, cfg)[0])
     lines, helpers = prelude(segment, lambda t: t, first_binding=3, standalone=False)
     values, param_dtypes = element_lines(segment, strided, first_word, "acc")
     outputs = [segment.nodes[k] for k in segment.outputs]
