@@ -347,3 +347,59 @@ def test_burn_train_errors_are_burn_errors():
 
     for error in (CheckpointError, MetricError, BatchSplitError):
         assert issubclass(error, BurnError), error
+
+
+class _Recording:
+    """A loader that notes each batch it hands out in a shared event list."""
+
+    def __init__(self, loader, split: str, events: list):
+        self.loader, self.split, self.events = loader, split, events
+
+    def __len__(self):
+        return len(self.loader)
+
+    def __iter__(self):
+        for i, batch in enumerate(self.loader, start=1):
+            self.events.append(f"{self.split} load {i}")
+            yield batch
+
+
+def test_each_step_is_submitted_and_the_next_batch_loaded_before_the_metrics_read(
+    tmp_path, toy, monkeypatch
+):
+    """The order that lets a GPU compute a step while the host loads the next batch: the
+    step's work is submitted (`Backend.submit`), then the next batch is loaded, then the
+    metrics read the step's outputs. Every batch is still trained on once, in order."""
+    events: list[str] = []
+    train, valid = toy.loaders(n_train=96, n_valid=64)
+    inner = toy.B.inner()
+    for backend, split in ((toy.B, "train"), (inner, "valid")):
+        monkeypatch.setattr(
+            backend, "submit", lambda device=None, split=split: events.append(f"{split} submit")
+        )
+
+    class NotingLoss(LossMetric):
+        def update(self, item, metadata):
+            events.append(f"{self._split} metric {metadata.iteration}")
+            return super().update(item, metadata)
+
+    train_loss, valid_loss = NotingLoss(), NotingLoss()
+    train_loss._split, valid_loss._split = "train", "valid"
+    (
+        LearnerBuilder(tmp_path)
+        .metric_train_numeric(train_loss)
+        .metric_valid_numeric(valid_loss)
+        .renderer(Quiet())
+        .num_epochs(1)
+        .build(toy.model(toy.B.device()), AdamConfig().init(), 1e-2)
+        .fit(_Recording(train, "train", events), _Recording(valid, "valid", events))
+    )
+    expected = []
+    for split, steps in (("train", 3), ("valid", 2)):
+        expected.append(f"{split} load 1")
+        for i in range(1, steps + 1):
+            expected.append(f"{split} submit")
+            if i < steps:
+                expected.append(f"{split} load {i + 1}")
+            expected.append(f"{split} metric {i}")
+    assert events == expected

@@ -575,3 +575,24 @@ def test_random_programs_with_matmuls_give_the_unfused_values(seed):
     for got, want in zip(ours, plain, strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
     assert fused.stats.matmul_epilogues > before  # every seed's program has some
+
+
+def test_submit_runs_the_recorded_ops_and_starts_them(fused):
+    """`submit` under Fusion (and Autodiff over it) computes what is recorded and submits the
+    kernels: nothing is left pending, nor waiting in the runtime's open batch."""
+    rt = Wgpu.runtime()
+    data = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x = Tensor.from_data(data, fused.device())
+    y = chain(x, x, 0.5)
+    assert y.primitive.node is not None
+    fused.submit(fused.device())
+    assert y.primitive.node is None and rt._pending == 0
+    ad = Autodiff(fused)
+    w = Tensor.from_data(np.ones((2, 3), np.float32), ad.device()).require_grad()
+    z = (w * 2.0 + 1.0).exp()
+    assert z.inner().primitive.node is not None
+    ad.submit(ad.device())
+    assert z.inner().primitive.node is None and rt._pending == 0
+    plain = Tensor.from_data(data, Wgpu.device())
+    np.testing.assert_allclose(values(y), values(chain(plain, plain, 0.5)), rtol=1e-6)
+    np.testing.assert_allclose(values(z), np.exp(3.0), rtol=1e-6)

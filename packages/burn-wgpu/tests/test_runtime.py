@@ -101,6 +101,30 @@ def test_work_is_batched_until_a_read():
     assert rt._pending == 0
 
 
+def test_submit_starts_the_open_batch_without_reading(monkeypatch):
+    """`Wgpu.submit()` hands the recorded kernels to the queue and reads nothing back."""
+    rt = Wgpu.runtime()
+    y = t(np.ones((4, 4)))
+    rt.flush()
+    for _ in range(3):
+        y = y + 1.0
+    submitted, reads = [], []
+    queue = rt.queue
+    monkeypatch.setattr(
+        queue, "submit", lambda buffers, submit=queue.submit: submitted.append(submit(buffers))
+    )
+    monkeypatch.setattr(
+        queue,
+        "read_buffer",
+        lambda *a, read=queue.read_buffer, **k: reads.append(1) or read(*a, **k),
+    )
+    Wgpu.submit(Wgpu.device())
+    assert rt._pending == 0 and len(submitted) == 1 and not reads
+    Wgpu.submit()  # nothing open: nothing to submit
+    assert len(submitted) == 1
+    assert y.to_data().array[0, 0] == 4.0
+
+
 def test_launches_encode_natively_and_the_same_through_wgpu_py_methods(monkeypatch):
     rt = Wgpu.runtime()
     a = np.arange(-6, 6, dtype=np.float32).reshape(3, 4)

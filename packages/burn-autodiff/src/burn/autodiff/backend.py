@@ -105,6 +105,9 @@ class AutodiffBackend(ModuleRules, RecurrentRules, named.NamedRules, Backend):
     def sync(self, device=None) -> None:
         self._inner.sync(_inner_device(device))
 
+    def submit(self, device=None) -> None:
+        self._inner.submit(_inner_device(device))
+
     # ------------------------------------------------------------------ graph helpers
     def _track(self, value, inputs: tuple, backward, name: str) -> ADPrimitive:
         """Wrap `value`; record a node when any input is tracked.

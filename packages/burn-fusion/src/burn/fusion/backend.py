@@ -217,6 +217,12 @@ class FusedBackend(Backend):
         self.flush()
         self._inner.sync(_inner_device(device))
 
+    def submit(self, device=None) -> None:
+        """Run the recorded ops (their kernels join the inner backend's queue), then start the
+        inner backend's queue without waiting for it."""
+        self.flush()
+        self._inner.submit(_inner_device(device))
+
     # ------------------------------------------------------------------ handles
     def wrap(self, value) -> FusionTensor:
         """A ready handle around a primitive of the inner backend."""

@@ -73,6 +73,14 @@ class Backend(
     def sync(self, device: Device | None = None) -> None:
         """Wait for queued work (a no-op on synchronous backends)."""
 
+    def submit(self, device: Device | None = None) -> None:
+        """Start the work queued for `device` without waiting for it (a no-op on backends that
+        run each op when it is called).
+
+        A backend that batches its work (Wgpu) or records it lazily (Fusion) hands it to the
+        device now, so the host can prepare what comes next (the Learner loads the next batch)
+        while the device computes, instead of starting it only when a result is read."""
+
     def __repr__(self) -> str:
         return self.display_name()
 

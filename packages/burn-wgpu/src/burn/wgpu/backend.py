@@ -127,6 +127,10 @@ class WgpuBackend(WgpuReduceOps, WgpuMatmulOps, WgpuModuleOps, Backend):
     def sync(self, device=None) -> None:
         self.runtime(device).sync()
 
+    def submit(self, device=None) -> None:
+        """Submit the device's open batch of kernels (does not wait for them)."""
+        self.runtime(device).flush()
+
     def _check_dtype(self, dtype: DType) -> None:
         if not self.capabilities.supports(dtype):
             raise DTypeError(f"Wgpu does not support {dtype.value} (WGSL has no such type)")

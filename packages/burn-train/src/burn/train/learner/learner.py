@@ -47,20 +47,34 @@ class RegisteredMetric:
 
 
 class _Epoch:
-    """One pass over a loader, with its progress in items (or in batches for plain iterables)."""
+    """One pass over a loader, with its progress in items (or in batches for plain iterables).
+
+    `prefetch()` loads the next batch early (the loop then gets it from there), so that the
+    loading overlaps what the device still computes of the step; `progress()` is read before
+    it, since a loader counts the items it has loaded."""
+
+    _EMPTY = object()
 
     def __init__(self, loader):
         self.iterator = loader.iter() if hasattr(loader, "iter") else iter(loader)
         self.total_batches = len(loader) if hasattr(loader, "__len__") else 0
         self.count = 0
+        self._ahead = _Epoch._EMPTY
 
     def __iter__(self):
         return self
 
     def __next__(self):
-        batch = next(self.iterator)
+        batch, self._ahead = self._ahead, _Epoch._EMPTY
+        if batch is _Epoch._EMPTY:
+            batch = next(self.iterator)
         self.count += 1
         return batch
+
+    def prefetch(self) -> None:
+        """Load the next batch now (nothing when the loader is done)."""
+        if self._ahead is _Epoch._EMPTY:
+            self._ahead = next(self.iterator, _Epoch._EMPTY)
 
     def progress(self) -> Progress:
         get = getattr(self.iterator, "progress", None)
@@ -196,6 +210,7 @@ class Learner:
         accumulator = GradientsAccumulator() if accumulation > 1 else None
         pending = 0
         epoch_iter = _Epoch(loader)
+        devices = _devices_of(self.model)
         iteration = 0
         try:
             for batch in epoch_iter:
@@ -211,6 +226,7 @@ class Learner:
                         self.model = self.optim.step(lr, self.model, accumulator.grads())
                         pending = 0
                 progress = epoch_iter.progress()
+                _overlap_reads(devices, epoch_iter)
                 metadata = MetricMetadata(progress, epoch, epoch_total, iteration, float(lr))
                 self._update_metrics(Split.Train, items, metadata)
                 self.renderer.render_train(
@@ -228,12 +244,14 @@ class Learner:
         self._clear_metrics(Split.Valid)
         model = self.model.valid()
         epoch_iter = _Epoch(loader)
+        devices = _devices_of(model)
         iteration = 0
         try:
             for batch in epoch_iter:
                 iteration += 1
                 items = self.training_strategy.valid_step(model, batch)
                 progress = epoch_iter.progress()
+                _overlap_reads(devices, epoch_iter)
                 metadata = MetricMetadata(progress, epoch, epoch_total, iteration, None)
                 self._update_metrics(Split.Valid, items, metadata)
                 self.renderer.render_valid(
@@ -338,6 +356,26 @@ class Learner:
             else type(model).__name__
         )
         return LearnerSummary.from_store(self.store, names, epochs or self.epoch, label)
+
+
+def _devices_of(model) -> list:
+    """The devices holding `model`'s parameters (none for a model without any)."""
+    devices = getattr(model, "devices", None)
+    return list(devices()) if callable(devices) else []
+
+
+def _overlap_reads(devices: list, epoch_iter: _Epoch) -> None:
+    """Before the metrics read a step's outputs: start the step's queued work on each device
+    (`Backend.submit`) and load the next batch while it runs.
+
+    On a GPU the metrics' first read would otherwise start the step's kernels and wait for all
+    of them, with the host idle; on a backend that computes each op when called, submitting
+    does nothing and the batch is only loaded earlier."""
+    for device in devices:
+        backend = device.backend
+        if backend is not None:
+            backend.submit(device)
+    epoch_iter.prefetch()
 
 
 def _check_output(output) -> None:
