@@ -196,3 +196,28 @@ def test_a_matmul_split_along_k_matches_numpy(batch, m, k, n):
         np.testing.assert_allclose(
             got.to_data().array, first.astype(np.float64) @ b, rtol=1e-4, atol=1e-4
         )
+
+
+@pytest.mark.parametrize(
+    ("first", "decay", "decoupled"), [(True, 0.0, False), (False, 0.1, False), (False, 0.1, True)]
+)
+def test_adam_step_is_one_kernel_and_a_strided_view_takes_the_composition(first, decay, decoupled):
+    """Wgpu's `float_adam_step`: one launch over contiguous float32 operands; a transposed
+    view of the parameter runs the contract's composition instead, to the same values."""
+    rng = np.random.default_rng(7)
+    arrays = [rng.standard_normal((12, 20)).astype(np.float32) for _ in range(4)]
+    arrays[3] = np.abs(arrays[3])
+    grad, m, v = (up(a) for a in arrays[1:])
+    moments = (None, None) if first else (m, v)
+    args = (1 if first else 4, 1e-3, 0.9, 0.999, 1e-8, decay, decoupled)
+    rt = Wgpu.runtime()
+    before = rt.launches
+    fast = Wgpu.float_adam_step(up(arrays[0]), grad, *moments, *args)
+    assert rt.launches - before == 1
+    before = rt.launches
+    view = transposed(arrays[0])
+    assert not view.is_contiguous()
+    composed = Wgpu.float_adam_step(view, grad, *moments, *args)
+    assert rt.launches - before > 1
+    for a, b in zip(fast, composed, strict=True):
+        np.testing.assert_allclose(down(a), down(b), rtol=1e-6, atol=1e-7)

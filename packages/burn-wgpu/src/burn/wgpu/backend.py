@@ -20,6 +20,7 @@ from burn.wgpu import kernels as K
 from burn.wgpu.device import WgpuDevice
 from burn.wgpu.matmul_ops import WgpuMatmulOps
 from burn.wgpu.module_ops import WgpuModuleOps
+from burn.wgpu.optim_ops import WgpuOptimOps
 from burn.wgpu.primitive import WgpuTensor, block, broadcast_shape, row_major
 from burn.wgpu.reduce_ops import WgpuReduceOps
 from burn.wgpu.runtime import Runtime, runtime_for
@@ -61,7 +62,7 @@ def _vec_ok(t: WgpuTensor, shape) -> bool:
     )
 
 
-class WgpuBackend(WgpuReduceOps, WgpuMatmulOps, WgpuModuleOps, Backend):
+class WgpuBackend(WgpuReduceOps, WgpuMatmulOps, WgpuModuleOps, WgpuOptimOps, Backend):
     """The WebGPU backend. Use the `Wgpu` instance."""
 
     name = "wgpu"

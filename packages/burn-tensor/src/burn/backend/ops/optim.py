@@ -3,10 +3,11 @@
 An optimizer written with tensor ops makes about fifteen elementwise ops per parameter and step,
 each a pass over the parameter with a fresh buffer; PyTorch's CPU Adam does the same update in a
 few in-place passes. Here one parameter's update is one named op, `float_adam_step`, so a backend
-can run it as a single kernel of its own (NdArray does it in blocks that stay in the CPU cache)
-while every other backend runs the default below, written with the named float ops exactly as
-`burn.optim.AdaptiveMomentum` composed them before: same ops, same order, same rounding. Under
-`Fusion` that composition is recorded and fused like any other chain of elementwise ops.
+can run it as a single kernel of its own (NdArray does it in blocks that stay in the CPU cache,
+Wgpu in one GPU kernel) while every other backend runs the default below, written with the
+named float ops exactly as `burn.optim.AdaptiveMomentum` composed them before: same ops, same
+order, same rounding. Under `Fusion`, a backend's own kernel runs as it is, and the composition
+of a backend without one is recorded and fused like any other chain of elementwise ops.
 
 The op is not differentiable: an optimizer runs on the inner backend's tensors, and the
 autodiff decorator forwards it untracked.

@@ -22,6 +22,7 @@ cheap to look up in the pipeline cache.
 | `indexing` | `gather`, `scatter_add` |
 | `sort` | a stable bitonic sort |
 | `matrix` | tiled batched matmul, and its vec4 form |
+| `optim` | one parameter's Adam (or AdamW) step |
 | `conv` | `im2col`, `col2im`, each made for one convolution geometry |
 | `resampling` | separable resampling by a table of taps |
 
@@ -50,6 +51,7 @@ from burn.wgpu.kernels.expressions import binary_expr, unary_expr
 from burn.wgpu.kernels.indexing import GATHER, SCATTER_ADD, gather, scatter_add
 from burn.wgpu.kernels.layout import Dims, InfoLayout, InfoLayoutError, Strided, Word
 from burn.wgpu.kernels.matrix import MATMUL, matmul, matmul_vec4
+from burn.wgpu.kernels.optim import ADAM, adam_step
 from burn.wgpu.kernels.reduction import REDUCE, reduce
 from burn.wgpu.kernels.resampling import RESAMPLE, resample
 from burn.wgpu.kernels.rng import RANDOM, random
@@ -57,6 +59,7 @@ from burn.wgpu.kernels.sort import BITONIC_STEP, IOTA_ROWS, bitonic_step, iota_r
 from burn.wgpu.kernels.wgsl import VEC_DTYPES, WG, compute, store
 
 __all__ = [
+    "ADAM",
     "ARANGE",
     "BINARY",
     "BINARY_SCALAR",
@@ -84,6 +87,7 @@ __all__ = [
     "InfoLayoutError",
     "Strided",
     "Word",
+    "adam_step",
     "arange",
     "binary",
     "binary_expr",
