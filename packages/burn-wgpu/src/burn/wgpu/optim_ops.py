@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from burn.backend import Backend
 from burn.tensor import DType
 from burn.wgpu import kernels as K
 from burn.wgpu.primitive import WgpuTensor
@@ -39,8 +38,7 @@ class WgpuOptimOps:
         if any(
             t.dtype is not DType.F32 or t.shape != shape or not t.is_contiguous() for t in operands
         ):
-            return Backend.float_adam_step(
-                self,  # type: ignore[arg-type]
+            return super().float_adam_step(  # type: ignore[misc]  # the contract's composition
                 tensor,
                 grad,
                 moment_1,
