@@ -63,3 +63,22 @@ def test_host_known_indices_still_fail_at_once():
     x = floats([[1.0, 2.0, 3.0]])
     with pytest.raises(OutOfRangeError, match="index 5"):
         x.gather(1, Tensor[Wgpu, 2, Int].from_data(np.array([[5]], np.int32), Wgpu.device()))
+
+
+def test_a_read_after_a_gather_brings_the_error_word_back_with_the_data(monkeypatch):
+    """The check costs no second round trip: the data and the error word are copied into one
+    mappable buffer by one submission (no separate `read_buffer` of the error word)."""
+    x = floats([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    gathered = x.gather(1, device_indices([[2, 0], [1, 1]]))
+    queue = Wgpu.runtime().queue
+    calls = []
+    monkeypatch.setattr(
+        queue,
+        "read_buffer",
+        lambda *a, read=queue.read_buffer, **k: calls.append(a) or read(*a, **k),
+    )
+    np.testing.assert_array_equal(gathered.to_data().array, [[3.0, 1.0], [5.0, 5.0]])
+    assert calls == []
+    doubled = (x * 2.0).to_data().array  # computed on the device; nothing left to check
+    np.testing.assert_array_equal(doubled[0], [2.0, 4.0, 6.0])
+    assert len(calls) == 1

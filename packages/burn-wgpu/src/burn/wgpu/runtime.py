@@ -144,16 +144,49 @@ class Runtime:
         return handle
 
     def read(self, handle: Handle, offset: int, nbytes: int) -> bytes:
-        """`nbytes` at byte `offset` of a buffer, after all recorded work (the only sync)."""
+        """`nbytes` at byte `offset` of a buffer, after all recorded work (the only sync).
+
+        When an index kernel ran since the last check, the error word comes back in the same
+        round trip (one copy each into one mappable buffer): a training step that gathers (a
+        cross-entropy) and then reads its loss waits for the GPU once, not twice."""
         with self._lock:
             self.flush()
             if nbytes == 0:
                 return b""
             start = offset & ~3
             end = (offset + nbytes + 3) & ~3
-            data = self.queue.read_buffer(handle.buffer, start, end - start)
-            self._raise_index_errors()
-            return bytes(data)[offset - start : offset - start + nbytes]
+            if self._index_checks:
+                self._index_checks = False
+                data, word = self._read_ranges(
+                    [(handle.buffer, start, end - start), (self.error_word.buffer, 0, 4)]
+                )
+                self._raise_index_error(int.from_bytes(word, "little"))
+            else:
+                data = bytes(self.queue.read_buffer(handle.buffer, start, end - start))
+            return data[offset - start : offset - start + nbytes]
+
+    def _read_ranges(self, ranges: list[tuple[object, int, int]]) -> list[bytes]:
+        """The bytes of each `(buffer, offset, size)` (multiples of 4), copied into one mappable
+        buffer by one submission and mapped once."""
+        staging = self.device.create_buffer(
+            size=sum(size for _, _, size in ranges),
+            usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST,
+        )
+        encoder = self.device.create_command_encoder()
+        at = 0
+        for buffer, offset, size in ranges:
+            encoder.copy_buffer_to_buffer(buffer, offset, staging, at, size)
+            at += size
+        self.queue.submit([encoder.finish()])
+        staging.map_sync(wgpu.MapMode.READ)
+        raw = bytes(staging.read_mapped())
+        staging.unmap()
+        staging.destroy()
+        parts, at = [], 0
+        for _, _, size in ranges:
+            parts.append(raw[at : at + size])
+            at += size
+        return parts
 
     # ------------------------------------------------------------------ pipelines
     def _layout(self, access: tuple[str, ...], info_last: bool = False):
@@ -387,6 +420,10 @@ class Runtime:
             return
         self._index_checks = False
         code = int.from_bytes(bytes(self.queue.read_buffer(self.error_word.buffer, 0, 4)), "little")
+        self._raise_index_error(code)
+
+    def _raise_index_error(self, code: int) -> None:
+        """Raise what the error word `code` says, clearing the word first (0: nothing)."""
         if code:
             self.queue.write_buffer(self.error_word.buffer, 0, np.zeros(1, np.uint32))
             op = INDEX_ERROR_OPS.get(code, "an index kernel")
