@@ -179,7 +179,7 @@ class Runtime:
             at += size
         self.queue.submit([encoder.finish()])
         staging.map_sync(wgpu.MapMode.READ)
-        raw = bytes(staging.read_mapped())
+        raw = bytes(staging.read_mapped(copy=False))  # one copy, made before the unmap
         staging.unmap()
         staging.destroy()
         parts, at = [], 0
