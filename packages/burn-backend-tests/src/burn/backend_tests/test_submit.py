@@ -1,4 +1,6 @@
-"""`submit` starts queued work without waiting and changes no value; `sync` waits for it."""
+"""`submit` changes no value: what it started reads back right, and work recorded after it runs
+too. (That it does not wait, and that it starts a batch, is backend-specific: Wgpu's and
+Fusion's own tests check their queues.)"""
 
 import numpy as np
 from burn.backend_tests.helpers import tensor
