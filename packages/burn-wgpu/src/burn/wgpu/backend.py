@@ -17,6 +17,7 @@ from burn.tensor import DType, TensorData
 from burn.tensor.distribution import Bernoulli, Normal, Uniform, _Default
 from burn.tensor.errors import DTypeError, OutOfRangeError
 from burn.wgpu import kernels as K
+from burn.wgpu.activation_ops import WgpuActivationOps
 from burn.wgpu.device import WgpuDevice
 from burn.wgpu.matmul_ops import WgpuMatmulOps
 from burn.wgpu.module_ops import WgpuModuleOps
@@ -62,7 +63,9 @@ def _vec_ok(t: WgpuTensor, shape) -> bool:
     )
 
 
-class WgpuBackend(WgpuReduceOps, WgpuMatmulOps, WgpuModuleOps, WgpuOptimOps, Backend):
+class WgpuBackend(
+    WgpuReduceOps, WgpuMatmulOps, WgpuModuleOps, WgpuOptimOps, WgpuActivationOps, Backend
+):
     """The WebGPU backend. Use the `Wgpu` instance."""
 
     name = "wgpu"

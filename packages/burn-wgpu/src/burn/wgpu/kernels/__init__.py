@@ -23,6 +23,7 @@ cheap to look up in the pipeline cache.
 | `sort` | a stable bitonic sort |
 | `matrix` | tiled batched matmul, and its vec4 form |
 | `optim` | one parameter's Adam (or AdamW) step |
+| `activation` | relu's backward, log-softmax and its backward |
 | `conv` | `im2col`, `col2im`, each made for one convolution geometry |
 | `resampling` | separable resampling by a table of taps |
 
@@ -30,6 +31,13 @@ cheap to look up in the pipeline cache.
 `expressions` the WGSL expression of each elementwise op.
 """
 
+from burn.wgpu.kernels.activation import (
+    RELU_BACKWARD,
+    ROWS,
+    log_softmax,
+    log_softmax_backward,
+    relu_backward,
+)
 from burn.wgpu.kernels.conv import COL2IM, IM2COL, col2im, im2col
 from burn.wgpu.kernels.copying import COPY, convert, copy
 from burn.wgpu.kernels.creation import ARANGE, FILL, arange, fill
@@ -68,24 +76,26 @@ __all__ = [
     "BITONIC_STEP",
     "COL2IM",
     "COPY",
+    "Dims",
     "FILL",
     "GATHER",
     "IM2COL",
     "IOTA_ROWS",
+    "InfoLayout",
+    "InfoLayoutError",
     "MASK_WHERE",
     "MATMUL",
     "RANDOM",
     "REDUCE",
+    "RELU_BACKWARD",
     "RESAMPLE",
+    "ROWS",
     "SCATTER_ADD",
+    "Strided",
     "UNARY",
     "UNARY_VEC4",
     "VEC_DTYPES",
     "WG",
-    "Dims",
-    "InfoLayout",
-    "InfoLayoutError",
-    "Strided",
     "Word",
     "adam_step",
     "arange",
@@ -101,11 +111,14 @@ __all__ = [
     "gather",
     "im2col",
     "iota_rows",
+    "log_softmax",
+    "log_softmax_backward",
     "mask_where",
     "matmul",
     "matmul_vec4",
     "random",
     "reduce",
+    "relu_backward",
     "resample",
     "scatter_add",
     "store",
