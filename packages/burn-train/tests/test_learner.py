@@ -403,3 +403,52 @@ def test_each_step_is_submitted_and_the_next_batch_loaded_before_the_metrics_rea
                 expected.append(f"{split} load {i + 1}")
             expected.append(f"{split} metric {i}")
     assert events == expected
+
+
+def test_the_metrics_of_a_step_read_its_outputs_together(tmp_path, toy, monkeypatch):
+    """The loss and the outputs the metrics read come back in one `into_data_many` per step
+    (one wait for a GPU), not one read each; the metrics' values are those of separate reads."""
+    train, valid = toy.loaders(n_train=96, n_valid=64)
+    inner = toy.B.inner()
+    calls: list[str] = []
+    reading = [False]
+    for backend, split in ((toy.B, "train"), (inner, "valid")):
+        many, one = backend.into_data_many, backend.into_data
+
+        def into_data_many(ps, split=split, many=many):
+            calls.append(f"{split} many {len(ps)}")
+            return many(ps)
+
+        def into_data(p, split=split, one=one):
+            if reading[0]:
+                calls.append(f"{split} one")
+            return one(p)
+
+        monkeypatch.setattr(backend, "into_data_many", into_data_many)
+        monkeypatch.setattr(backend, "into_data", into_data)
+
+    class Reading(LossMetric):
+        def update(self, item, metadata):
+            reading[0] = True  # from the first metric's update to the last
+            return super().update(item, metadata)
+
+    class LastAccuracy(AccuracyMetric):
+        def update(self, item, metadata):
+            entry = super().update(item, metadata)
+            reading[0] = False
+            return entry
+
+    learner = (
+        LearnerBuilder(tmp_path)
+        .metric_train_numeric(Reading())
+        .metric_train_numeric(LastAccuracy())
+        .metric_valid_numeric(Reading())
+        .metric_valid_numeric(LastAccuracy())
+        .renderer(Quiet())
+        .num_epochs(1)
+        .build(toy.model(toy.B.device()), AdamConfig().init(), 1e-2)
+    )
+    learner.fit(train, valid)
+    # Loss, outputs and targets of each step: one call with the three and no single reads
+    # (Autodiff passes its call on to the inner backend's, whose reads validation makes).
+    assert calls == ["train many 3", "valid many 3"] * 3 + ["valid many 3"] * 2

@@ -82,3 +82,44 @@ def test_a_read_after_a_gather_brings_the_error_word_back_with_the_data(monkeypa
     doubled = (x * 2.0).to_data().array  # computed on the device; nothing left to check
     np.testing.assert_array_equal(doubled[0], [2.0, 4.0, 6.0])
     assert len(calls) == 1
+
+
+def _count_round_trips(monkeypatch) -> list:
+    """Each wait for the device from here on: a `read_buffer` or a combined `_read_ranges`."""
+    rt = Wgpu.runtime()
+    calls: list = []
+    monkeypatch.setattr(
+        rt.queue,
+        "read_buffer",
+        lambda *a, read=rt.queue.read_buffer, **k: calls.append("read_buffer") or read(*a, **k),
+    )
+    monkeypatch.setattr(
+        rt,
+        "_read_ranges",
+        lambda ranges, read=rt._read_ranges: calls.append(len(ranges)) or read(ranges),
+    )
+    return calls
+
+
+def test_several_tensors_come_back_in_one_round_trip(monkeypatch):
+    """`Tensor.to_data_many` of device-computed tensors: one combined read (uploaded values are
+    served from their host copy), with the error word of a gather in the same round trip."""
+    x = floats([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    gathered = x.gather(1, device_indices([[2, 0], [1, 1]]))
+    loss = gathered.mean()
+    scaled = x.swap_dims(0, 1) * 2.0
+    calls = _count_round_trips(monkeypatch)
+    datas = Tensor.to_data_many([loss, gathered, x, scaled])
+    assert calls == [3 + 1]  # three device tensors and the error word; x has a host copy
+    np.testing.assert_allclose(datas[0].array, [3.5])
+    np.testing.assert_array_equal(datas[1].array, [[3.0, 1.0], [5.0, 5.0]])
+    np.testing.assert_array_equal(datas[2].array, [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    np.testing.assert_array_equal(datas[3].array, [[2.0, 8.0], [4.0, 10.0], [6.0, 12.0]])
+
+
+def test_an_index_error_is_raised_by_a_read_of_several_tensors():
+    x = floats([[1.0, 2.0, 3.0]])
+    bad = x.gather(1, device_indices([[7]]))
+    with pytest.raises(OutOfRangeError, match="gather"):
+        Tensor.to_data_many([x * 2.0, bad])
+    np.testing.assert_array_equal((x + 1.0).to_data().array, [[2.0, 3.0, 4.0]])

@@ -205,6 +205,9 @@ class AutodiffBackend(ModuleRules, RecurrentRules, named.NamedRules, Backend):
     def into_data(self, p):
         return self._inner.into_data(p.value)
 
+    def into_data_many(self, ps):
+        return self._inner.into_data_many([p.value for p in ps])
+
     def shape(self, p):
         return self._inner.shape(p.value)
 

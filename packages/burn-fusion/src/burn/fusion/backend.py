@@ -335,6 +335,9 @@ class FusedBackend(Backend):
     def into_data(self, p: FusionTensor):
         return self._inner.into_data(self._value(p))
 
+    def into_data_many(self, ps):
+        return self._inner.into_data_many([self._value(p) for p in ps])
+
     def float_into_data(self, tensor: FusionTensor):
         return self._inner.float_into_data(self._value(tensor))
 

@@ -187,15 +187,28 @@ class WgpuBackend(
         return WgpuTensor(handle, array.shape, row_major(array.shape), 0, dtype, device, rt, host)
 
     def into_data(self, p: WgpuTensor) -> TensorData:
-        if p.host is not None:
-            return TensorData(p.host.copy())
-        t = self.contiguous(p)
-        itemsize = np.dtype(HOST[t.dtype]).itemsize
-        raw = t.rt.read(t.handle, t.offset * itemsize, t.numel * itemsize)
-        array = np.frombuffer(raw, dtype=HOST[t.dtype]).reshape(t.shape)
-        if t.dtype is DType.BOOL:
-            array = array != 0
-        return TensorData(array.copy())
+        return self.into_data_many([p])[0]
+
+    def into_data_many(self, ps) -> list[TensorData]:
+        """Values kept on the host (uploads) are copied; the others come back from each
+        runtime in one round trip (`Runtime.read_many`)."""
+        out: list[TensorData | None] = [None] * len(ps)
+        reads: dict[int, tuple[Runtime, list[tuple[int, WgpuTensor]]]] = {}
+        for i, p in enumerate(ps):
+            if p.host is not None:
+                out[i] = TensorData(p.host.copy())
+            else:
+                t = self.contiguous(p)
+                reads.setdefault(id(t.rt), (t.rt, []))[1].append((i, t))
+        for rt, items in reads.values():
+            ranges = []
+            for _, t in items:
+                itemsize = np.dtype(HOST[t.dtype]).itemsize
+                ranges.append((t.handle, t.offset * itemsize, t.numel * itemsize))
+            for (i, t), raw in zip(items, rt.read_many(ranges), strict=True):
+                array = np.frombuffer(raw, dtype=HOST[t.dtype]).reshape(t.shape)
+                out[i] = TensorData((array != 0) if t.dtype is DType.BOOL else array.copy())
+        return out  # type: ignore[return-value]
 
     def shape(self, p: WgpuTensor):
         return p.shape

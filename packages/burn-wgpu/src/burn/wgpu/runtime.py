@@ -144,26 +144,37 @@ class Runtime:
         return handle
 
     def read(self, handle: Handle, offset: int, nbytes: int) -> bytes:
-        """`nbytes` at byte `offset` of a buffer, after all recorded work (the only sync).
+        """`nbytes` at byte `offset` of a buffer, after all recorded work (the only sync)."""
+        return self.read_many([(handle, offset, nbytes)])[0]
+
+    def read_many(self, parts: list[tuple[Handle, int, int]]) -> list[bytes]:
+        """The `nbytes` at byte `offset` of each `(handle, offset, nbytes)`, after all recorded
+        work (the only sync), in one round trip: several ranges are copied into one mappable
+        buffer by one submission (`_read_ranges`).
 
         When an index kernel ran since the last check, the error word comes back in the same
-        round trip (one copy each into one mappable buffer): a training step that gathers (a
-        cross-entropy) and then reads its loss waits for the GPU once, not twice."""
+        round trip: a training step that gathers (a cross-entropy) and then reads its loss and
+        outputs waits for the GPU once."""
         with self._lock:
             self.flush()
-            if nbytes == 0:
-                return b""
-            start = offset & ~3
-            end = (offset + nbytes + 3) & ~3
-            if self._index_checks:
+            ranges, spans = [], []
+            for handle, offset, nbytes in parts:
+                start = offset & ~3
+                spans.append((offset - start, nbytes))
+                if nbytes:
+                    ranges.append((handle.buffer, start, ((offset + nbytes + 3) & ~3) - start))
+            checks = self._index_checks
+            if checks:
                 self._index_checks = False
-                data, word = self._read_ranges(
-                    [(handle.buffer, start, end - start), (self.error_word.buffer, 0, 4)]
-                )
-                self._raise_index_error(int.from_bytes(word, "little"))
+                ranges.append((self.error_word.buffer, 0, 4))
+            if len(ranges) == 1:
+                raw = [bytes(self.queue.read_buffer(*ranges[0]))]
             else:
-                data = bytes(self.queue.read_buffer(handle.buffer, start, end - start))
-            return data[offset - start : offset - start + nbytes]
+                raw = self._read_ranges(ranges) if ranges else []
+            if checks:
+                self._raise_index_error(int.from_bytes(raw.pop(), "little"))
+            chunks = iter(raw)
+            return [next(chunks)[skip : skip + n] if n else b"" for skip, n in spans]
 
     def _read_ranges(self, ranges: list[tuple[object, int, int]]) -> list[bytes]:
         """The bytes of each `(buffer, offset, size)` (multiples of 4), copied into one mappable

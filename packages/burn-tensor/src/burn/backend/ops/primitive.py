@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import abc
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -55,6 +56,12 @@ class PrimitiveOps(abc.ABC):
     @abc.abstractmethod
     def into_data(self, p: Any) -> TensorData:
         """The primitive's values on the host."""
+
+    def into_data_many(self, ps: Sequence[Any]) -> list[TensorData]:
+        """The values of several primitives on the host, in order. The default reads them one
+        by one; a backend that reads from a device brings them all back in one round trip (the
+        Learner reads a step's outputs for its metrics this way)."""
+        return [self.into_data(p) for p in ps]
 
     @abc.abstractmethod
     def shape(self, p: Any) -> tuple[int, ...]:

@@ -27,6 +27,7 @@ from burn.train.learner.strategy import MetricUpdate
 from burn.train.learner.summary import LearnerSummary
 from burn.train.logger import InMemoryMetricLogger, MetricStore, Split
 from burn.train.metric.base import MetricError, MetricMetadata, adapt, metric_name
+from burn.train.metric.inputs import read_ahead
 from burn.train.output import TrainOutput
 from burn.train.renderer.base import MetricState, TrainingProgress
 from burn.train.tracking.run import end_run
@@ -152,18 +153,26 @@ class Learner:
     def _update_metrics(self, split: Split, items: list, metadata: MetricMetadata) -> None:
         render = self.renderer.update_train if split is Split.Train else self.renderer.update_valid
         updates = []
+        # Every item adapted first, so that the tensors the metrics read come back together.
+        inputs: list[dict] = []
         for item in items:
             adapted: dict = {}
             for registered in self.metrics[split]:
-                metric = registered.metric
-                input_type = getattr(metric, "input_type", None)
+                input_type = getattr(registered.metric, "input_type", None)
                 if input_type not in adapted:
                     adapted[input_type] = adapt(item, input_type)
-                entry = metric.update(adapted[input_type], metadata)
-                update = MetricUpdate(registered, entry)
-                if registered.numeric:
-                    update.value, update.running_value = metric.value(), metric.running_value()
-                updates.append(update)
+            inputs.append(adapted)
+        with read_ahead(value for adapted in inputs for value in adapted.values()):
+            for adapted in inputs:
+                for registered in self.metrics[split]:
+                    metric = registered.metric
+                    input_type = getattr(metric, "input_type", None)
+                    entry = metric.update(adapted[input_type], metadata)
+                    update = MetricUpdate(registered, entry)
+                    if registered.numeric:
+                        update.value = metric.value()
+                        update.running_value = metric.running_value()
+                    updates.append(update)
         for update in self.training_strategy.reduce_metrics(split, updates, metadata):
             self.store.log(split, update.entry, metadata.epoch)
             if update.registered.numeric:

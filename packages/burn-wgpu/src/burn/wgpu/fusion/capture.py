@@ -192,7 +192,7 @@ class CapturedStep:
     def _record(self, args, tensors, static):
         rec = Recording(inputs=[_primitive(t) for t in tensors])
         rt = rec.inputs[0].rt if rec.inputs else Wgpu.runtime()
-        launch, alloc, upload, read = rt.launch, rt.alloc, rt.upload, rt.read
+        launch, alloc, upload, read = rt.launch, rt.alloc, rt.upload, rt.read_many
 
         def recording_launch(source, access, handles, info, groups, info_last=False,
                              checks_indices=False):  # fmt: skip
@@ -217,7 +217,7 @@ class CapturedStep:
             rec.problem = rec.problem or "the step reads values back to the host"
             return read(*a, **k)
 
-        rt.launch, rt.alloc, rt.upload, rt.read = (
+        rt.launch, rt.alloc, rt.upload, rt.read_many = (
             recording_launch,
             recording_alloc,
             recording_upload,
@@ -231,7 +231,7 @@ class CapturedStep:
             rec.problem = str(error)
             result, outs, spec = None, [], None
         finally:
-            del rt.launch, rt.alloc, rt.upload, rt.read
+            del rt.launch, rt.alloc, rt.upload, rt.read_many
         if rec.problem is not None:
             self._give_up(rec.problem)
             return result if result is not None else self.fn(*args)
