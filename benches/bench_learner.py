@@ -72,7 +72,9 @@ def instrument(timer: PartTimer, backend: str) -> None:
     if "wgpu" in backend:
         from burn.wgpu.runtime import Runtime
 
-        timer.wrap(Runtime, "read", "device reads")
+        # Every read goes through `read_many` (a tree from before it wraps `read`).
+        reads = "read_many" if hasattr(Runtime, "read_many") else "read"
+        timer.wrap(Runtime, reads, "device reads")
         timer.wrap(Runtime, "upload", "uploads")
         timer.wrap(Runtime, "flush", "batch submissions")
 
