@@ -21,7 +21,7 @@ from burn.tensor import Int, Tensor
 ort = pytest.importorskip("onnxruntime")
 
 # Refused by design: a graph cannot depend on the values it computes.
-REFUSED = {"into_data", "random"}
+REFUSED = {"into_data", "into_data_many", "random"}
 
 
 def _backends() -> list:
@@ -63,6 +63,8 @@ def test_host_reads_and_random_numbers_are_refused():
     make = Maker(tracer)
     with pytest.raises(ExportError, match="tensor values on the host"):
         tracer.into_data(make.prim("float", [1.0]))
+    with pytest.raises(ExportError, match="tensor values on the host"):
+        tracer.into_data_many([make.prim("float", [1.0])])
     with pytest.raises(ExportError, match="random numbers"):
         tracer.random(*arguments("random", make))
 

@@ -234,6 +234,7 @@ def _core_arguments(op: str, make: Maker) -> list[Any] | None:
     table: dict[str, Callable[[], list[Any]]] = {
         "from_data": lambda: [TensorData(np.ones(3, dtype=np.float32)), device],
         "into_data": lambda: [f],
+        "into_data_many": lambda: [[f, make.prim("float", [[2.0]])]],
         "shape": lambda: [f],
         "dtype": lambda: [f],
         "device_of": lambda: [f],
