@@ -13,6 +13,11 @@ printed, with every run.
 
     python benches/bench_host.py                     # both backends
     python benches/bench_host.py --warmup 5 --settle 0 fusion
+    python benches/bench_host.py --guide             # the guide's own model and optimizer
+
+With `--guide` the step is what the Learner runs for the guide instead: its model
+(examples/guide, dropout as in the book), `model.train_step(batch)` and `burn.optim.Adam`'s
+`step`, on a batch of 64 MNIST-shaped images.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+import types
 from pathlib import Path
 
 import numpy as np
@@ -33,14 +39,47 @@ from burn.wgpu import Wgpu  # noqa: E402
 BACKENDS = {"fusion": "Autodiff(Fusion(Wgpu))", "plain": "Autodiff(Wgpu)"}
 
 
-def measure(which: str, warmup: int, settle: int, steps: int, repeats: int):
+class GuideStep:
+    """The guide's training step as the Learner runs it: `train_step`, then the optimizer."""
+
+    def __init__(self, inner, rng):
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples" / "guide"))
+        from burn.autodiff import Autodiff
+        from burn.optim import AdamConfig
+        from data import MnistBatcher
+        from model import ModelConfig
+
+        self.inner, backend = inner, Autodiff(inner)
+        backend.seed(42)
+        self.model = ModelConfig(num_classes=10, hidden_size=512).init(backend.device())
+        self.optim = AdamConfig().init()
+        items = [
+            types.SimpleNamespace(image=image, label=int(label))
+            for image, label in zip(
+                rng.integers(0, 256, (64, 28, 28), dtype=np.uint8),
+                rng.integers(0, 10, 64),
+                strict=True,
+            )
+        ]
+        self.batch = MnistBatcher().batch(items, backend.device())
+
+    def complete_step(self) -> None:
+        output = self.model.train_step(self.batch)
+        self.model = self.optim.step(1e-4, self.model, output.grads)
+        self.inner.submit()
+
+
+def measure(which: str, warmup: int, settle: int, steps: int, repeats: int, guide=False):
     """(host ms per step of each run, launches per step) for one backend."""
     rng = np.random.default_rng(0)
-    params = init_cnn(rng, 28)
-    x = rng.random((64, 1, 28, 28), dtype=np.float32)
-    targets = rng.integers(0, 10, 64)
     inner = Fusion(Wgpu) if which == "fusion" else Wgpu
-    step = AdamStep(inner, params, x, targets, drop=False)
+    if guide:
+        step = GuideStep(inner, rng)
+    else:
+        params = init_cnn(rng, 28)
+        x = rng.random((64, 1, 28, 28), dtype=np.float32)
+        targets = rng.integers(0, 10, 64)
+        step = AdamStep(inner, params, x, targets, drop=False)
     for _ in range(warmup):
         step.complete_step()
     Wgpu.sync()
@@ -60,12 +99,15 @@ def main() -> None:
     parser.add_argument("--settle", type=int, default=30, help="then untimed host-only steps")
     parser.add_argument("--steps", type=int, default=10, help="steps per timed run")
     parser.add_argument("--repeats", type=int, default=5, help="timed runs (median printed)")
+    parser.add_argument("--guide", action="store_true", help="the guide's model and optimizer")
     args = parser.parse_args()
     unknown = [b for b in args.backends if b not in BACKENDS]
     if unknown:
         parser.error(f"unknown backends {unknown}; choose from {list(BACKENDS)}")
     for which in args.backends or list(BACKENDS):
-        runs, launches = measure(which, args.warmup, args.settle, args.steps, args.repeats)
+        runs, launches = measure(
+            which, args.warmup, args.settle, args.steps, args.repeats, args.guide
+        )
         shown = ", ".join(f"{r:.2f}" for r in runs)
         print(
             f"{BACKENDS[which]}: host ms per step {statistics.median(runs):.2f} "
