@@ -83,6 +83,18 @@ def test_reads_column_layout_subset_in_any_order(tmp_path):
     assert typed.get_many([3, 1, 3]) == [Item(3, "t3"), Item(1, "t1"), Item(3, "t3")]
 
 
+def test_values_many_gives_the_stored_columns_without_building_items(tmp_path):
+    path = tmp_path / "cols.db"
+    column_db(path)
+    typed = SqliteDataset(path, "test", Item)
+    assert typed.values_many([4, 0, 4]) == [(4, "t4"), (0, "t0"), (4, "t4")]
+    with pytest.raises(DatasetIndexError, match="out of range"):
+        typed.values_many([20])
+    burn_blob_db(tmp_path / "blob.db")
+    with pytest.raises(DatasetError, match="stored as one blob"):
+        SqliteDataset(tmp_path / "blob.db", "train").values_many([0])
+
+
 def test_clear_errors(tmp_path):
     path = tmp_path / "cols.db"
     column_db(path)

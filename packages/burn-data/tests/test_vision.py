@@ -46,6 +46,20 @@ def test_mnist_offline_matches_the_official_counts(mnist_cache, monkeypatch):
     assert batch.images.dims() == [3, 28, 28] and batch.targets.to_data().to_list() == [5, 0, 4]
 
 
+def test_a_batch_of_mnist_items_is_the_items_read_one_by_one(mnist_cache):
+    """`get_many` decodes the rows of a batch together: the same images (float32 pixel values)
+    and labels as `get`, in the order asked for, repeats included."""
+    test = MnistDataset.test(cache_dir=mnist_cache)
+    indices = [9999, 3, 42, 3, 0, 512]
+    batch = test.get_many(indices)
+    for i, item in zip(indices, batch, strict=True):
+        one = test.get(i)
+        assert isinstance(item, MnistItem) and item.label == one.label
+        assert item.image.dtype == np.float32 and item.image.shape == (28, 28)
+        np.testing.assert_array_equal(item.image, one.image)
+    assert test.get_many([]) == []
+
+
 def test_mnist_cache_via_env_var_is_reused(mnist_cache, monkeypatch):
     monkeypatch.setenv("BURN_DATASET_DIR", os.fspath(mnist_cache))
     before = (mnist_cache / "mnist.db").stat().st_mtime_ns

@@ -102,14 +102,17 @@ class MnistDataset(Dataset[MnistItem]):
     def test(cls, cache_dir: str | os.PathLike | None = None, source: str = "auto") -> MnistDataset:
         return cls("test", cache_dir, source)
 
-    def _item(self, row: dict, index: int) -> MnistItem:
-        raw, label = row["image"], row["label"]
+    def _check(self, raw, label, index: int) -> None:
         if not isinstance(raw, bytes) or len(raw) != WIDTH * HEIGHT or not isinstance(label, int):
             raise DatasetError(
                 f"MnistDataset: row {index} of {self.split} in {self.db_file} is damaged "
                 f"(image of {len(raw) if isinstance(raw, bytes) else type(raw).__name__} bytes, "
                 f"label {label!r}); delete the file to have it rebuilt"
             )
+
+    def _item(self, row: dict, index: int) -> MnistItem:
+        raw, label = row["image"], row["label"]
+        self._check(raw, label, index)
         image = np.frombuffer(raw, dtype=np.uint8).reshape(HEIGHT, WIDTH).astype(np.float32)
         return MnistItem(image, label)
 
@@ -118,8 +121,17 @@ class MnistDataset(Dataset[MnistItem]):
         return None if row is None else self._item(row, index)
 
     def get_many(self, indices: Sequence[int]) -> list[MnistItem]:
-        rows = self._rows.get_many(indices)
-        return [self._item(row, i) for row, i in zip(rows, indices, strict=True)]
+        """The items at `indices`, decoded as one batch: the rows' pixels are joined and
+        converted to float32 in one pass (each item's image a view of its row), instead of an
+        item built, checked and converted per row (a data loader's batch of 64 calls this once)."""
+        rows = self._rows.values_many(indices)
+        for (raw, label), i in zip(rows, indices, strict=True):
+            self._check(raw, label, i)
+        if not rows:
+            return []
+        pixels = np.frombuffer(b"".join([raw for raw, _ in rows]), dtype=np.uint8)
+        images = pixels.reshape(len(rows), HEIGHT, WIDTH).astype(np.float32)
+        return [MnistItem(image, label) for image, (_, label) in zip(images, rows, strict=True)]
 
     def len(self) -> int:
         return self._rows.len()
