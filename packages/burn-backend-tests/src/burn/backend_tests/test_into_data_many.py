@@ -3,8 +3,9 @@ dtypes and shapes, in order, as reading each on its own, for every kind, compute
 views included."""
 
 import numpy as np
+import pytest
 from burn.backend_tests.helpers import tensor
-from burn.tensor import Tensor
+from burn.tensor import KindError, Tensor
 
 
 def test_to_data_many_gives_what_each_read_gives(backend):
@@ -32,3 +33,8 @@ def test_into_data_many_of_the_backend_reads_primitives_in_order(backend):
     datas = a.backend.into_data_many([b.primitive, a.primitive])
     datas[0].assert_eq(b.to_data())
     datas[1].assert_eq(a.to_data())
+
+
+def test_to_data_many_refuses_what_is_not_a_tensor(backend):
+    with pytest.raises(KindError, match="to_data_many: expected Tensors, got ndarray"):
+        Tensor.to_data_many([tensor(backend, np.ones(2)), np.ones(2)])

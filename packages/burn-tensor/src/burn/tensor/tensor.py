@@ -261,7 +261,7 @@ class Tensor(Creation, Layout, Indexing, Arithmetic, Reductions, GradHooks, Inte
         groups: dict[int, tuple[Any, list[int]]] = {}
         for i, t in enumerate(tensors):
             if not isinstance(t, Tensor):
-                raise TypeError(f"to_data_many: expected Tensors, got {type(t).__name__}")
+                raise KindError(f"to_data_many: expected Tensors, got {type(t).__name__}")
             groups.setdefault(id(t.backend), (t.backend, []))[1].append(i)
         for backend, positions in groups.values():
             datas = backend.into_data_many([tensors[i].primitive for i in positions])
