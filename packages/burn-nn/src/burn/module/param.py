@@ -18,15 +18,20 @@ class ParamId:
     base32hex without padding (13 characters), so ids survive a round trip through Rust Burn.
     """
 
-    __slots__ = ("value",)
+    __slots__ = ("value", "_text")
 
     def __init__(self, value: int | None = None):
         self.value = secrets.randbits(64) if value is None else int(value) & 0xFFFF_FFFF_FFFF_FFFF
+        self._text: str | None = None
 
     def serialize(self) -> str:
-        """The text form stored in records."""
-        raw = base64.b32hexencode(self.value.to_bytes(8, "little")).decode("ascii")
-        return raw.rstrip("=").lower()
+        """The text form stored in records (computed once: optimizers key their state by it at
+        every step)."""
+        text = self._text
+        if text is None:
+            raw = base64.b32hexencode(self.value.to_bytes(8, "little")).decode("ascii")
+            text = self._text = raw.rstrip("=").lower()
+        return text
 
     @classmethod
     def deserialize(cls, text: str) -> ParamId:
