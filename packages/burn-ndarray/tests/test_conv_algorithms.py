@@ -354,6 +354,39 @@ def test_winograd_kernel_cache_serves_only_the_same_kernel_and_forgets_freed_one
     assert len(cache) == before
 
 
+def test_winograd_kernel_cache_serves_a_kernel_that_cannot_change_without_comparing(
+    monkeypatch,
+):
+    """Weights loaded from a record are read-only views of `bytes`: nothing can change them,
+    so the cache keeps no copy and skips the comparison; every other kernel is compared."""
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((1, 3, 6, 6)).astype(np.float32)
+    values = rng.standard_normal((2, 3, 3, 3)).astype(np.float32)
+    frozen = np.frombuffer(values.tobytes(), dtype=np.float32).reshape(values.shape)
+    owned = values.copy()
+    owned.flags.writeable = False  # its owner may make it writeable again
+    view = values[:]
+    view.flags.writeable = False  # `values` still writes the same memory
+    assert winograd._immutable(frozen) and winograd._immutable(frozen[1:])
+    assert not winograd._immutable(values)
+    assert not winograd._immutable(owned) and not winograd._immutable(view)
+
+    cache = winograd.FILTER_CACHE
+    before = len(cache)
+    first = winograd.conv2d(x, frozen, (1, 1), 1, 2, cache=True)
+    assert len(cache) == before + 1
+    compared = []
+    real_equal = np.array_equal
+    monkeypatch.setattr(np, "array_equal", lambda a, b: compared.append(1) or real_equal(a, b))
+    np.testing.assert_array_equal(winograd.conv2d(x, frozen, (1, 1), 1, 2, cache=True), first)
+    assert compared == []
+    winograd.conv2d(x, owned, (1, 1), 1, 2, cache=True)
+    winograd.conv2d(x, owned, (1, 1), 1, 2, cache=True)
+    assert compared == [1]
+    del frozen, owned
+    assert len(cache) == before
+
+
 DEPTHWISE = [  # (spatial, kernel, padding, dilation)
     ((9,), (3,), (1,), (1,)),
     ((7, 8), (3, 3), (1, 1), (1, 1)),

@@ -184,19 +184,35 @@ def _filter_transform(weight: np.ndarray, m: int, dtype) -> np.ndarray:
     return np.matmul(_kron_g(m, dtype), flat.T).reshape(size, size, k, c)
 
 
+def _immutable(a: np.ndarray) -> bool:
+    """Whether nothing can ever change `a`'s values: it and every array it views are read-only
+    down to an immutable `bytes` object (how records load weights), whose memory no writeable
+    array can be made over."""
+    while isinstance(a, np.ndarray):
+        if a.flags.writeable:
+            return False
+        a = a.base
+    if isinstance(a, memoryview):
+        a = a.obj if a.readonly else None
+    return isinstance(a, bytes)
+
+
 class _FilterCache:
     """The transformed kernels of recent forward calls, for inference that reuses its weights.
 
     A transformed kernel is 16/9 or 4 times the kernel's size and costs a pass over it, which
     for a wide layer at batch 1 is most of what Winograd saves. An entry is served only when
     the kernel is equal to the copy kept with it (one comparison, far cheaper than the
-    transform), so a kernel changed in place is transformed afresh. An entry goes when its
-    kernel array is freed (a training step's replaced weights, a half-precision kernel's
-    float32 copy), and entries past `max_bytes` are dropped, least recently used first."""
+    transform), so a kernel changed in place is transformed afresh; a kernel that cannot change
+    (`_immutable`: an imported model's weights, loaded from a record) keeps no copy and is
+    served without the comparison, which read twice the kernel's bytes at every call (about 3%
+    of ResNet-18's inference). An entry goes when its kernel array is freed (a training step's
+    replaced weights, a half-precision kernel's float32 copy), and entries past `max_bytes` are
+    dropped, least recently used first."""
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
-        self._entries: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self._entries: OrderedDict[tuple, tuple[np.ndarray | None, np.ndarray]] = OrderedDict()
         self._bytes = 0
         # Reentrant: a finalizer may run (and drop an entry) inside a locked section, when an
         # allocation there sets off the garbage collector.
@@ -206,14 +222,15 @@ class _FilterCache:
         key = (id(weight), weight.shape, weight.dtype.str, m, np.dtype(dtype).str)
         with self._lock:
             entry = self._entries.get(key)
-        if entry is not None and np.array_equal(entry[0], weight):
+        if entry is not None and (entry[0] is None or np.array_equal(entry[0], weight)):
             with self._lock:
                 if key in self._entries:
                     self._entries.move_to_end(key)
             return entry[1]
         u = _filter_transform(weight, m, dtype)
-        kept = weight.copy()
-        size = kept.nbytes + u.nbytes
+        # The entry goes when `weight` is freed, so while it exists its key names this array.
+        kept = None if _immutable(weight) else weight.copy()
+        size = _nbytes(kept) + u.nbytes
         if size <= self.max_bytes:
             with self._lock:
                 self._drop_locked(key)
@@ -232,10 +249,14 @@ class _FilterCache:
     def _drop_locked(self, key) -> None:
         old = self._entries.pop(key, None)
         if old is not None:
-            self._bytes -= old[0].nbytes + old[1].nbytes
+            self._bytes -= _nbytes(old[0]) + old[1].nbytes
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+def _nbytes(kept: np.ndarray | None) -> int:
+    return 0 if kept is None else kept.nbytes
 
 
 FILTER_CACHE = _FilterCache(max_bytes=128 * 2**20)
