@@ -7,7 +7,11 @@ Measured in one process, side by side:
   dropout, on `Autodiff(Fusion(Wgpu))` (traced every step, and replayed by whole-step capture,
   `burn.wgpu.fusion.capture`) and `Autodiff(Wgpu)`, against PyTorch eager and a
   PyTorch CUDA graph replaying the whole step (CUDA only): ms per step, steps/s, kernel
-  launches per step and the host ms per step (the step with GPU submissions skipped);
+  launches per step and the host ms per step (the step with GPU submissions skipped). The
+  traced steps update the weights with Adam written in tensor ops (as the captured step must,
+  its bias corrections computed on the device) and, in the rows marked "burn's Adam", with
+  the framework's own update (`burn.tensor.optim.adam_step`, what `burn.optim.Adam` runs), as
+  PyTorch's rows use `torch.optim.Adam`;
 - a chain of 8 elementwise ops on 2^26 f32 elements, fused (one kernel) and unfused (eight),
   in effective TB/s counting only the chain's two inputs and its output.
 
@@ -49,6 +53,7 @@ from burn.autodiff import Autodiff  # noqa: E402
 from burn.backend import registry  # noqa: E402
 from burn.tensor import Distribution, Int, Tensor, TensorData, activation  # noqa: E402
 from burn.tensor.module import adaptive_avg_pool2d, conv2d  # noqa: E402
+from burn.tensor.optim import adam_step  # noqa: E402
 from burn.wgpu import Wgpu  # noqa: E402
 from common import emit  # noqa: E402
 
@@ -80,10 +85,15 @@ def cnn(p, x, targets, backend, drop: bool) -> Tensor:
 
 
 class AdamStep:
-    """Forward, backward and an Adam update written with tensor ops on `Autodiff(inner)`."""
+    """Forward, backward and an Adam update on `Autodiff(inner)`: the update written with
+    tensor ops, or with `burn_adam` the framework's own (`burn.tensor.optim.adam_step`, what
+    `burn.optim.Adam` runs for each parameter: one backend op, one kernel on Wgpu)."""
 
-    def __init__(self, inner, params, x, targets, drop: bool, lr=1e-3, betas=(0.9, 0.999)):
+    def __init__(
+        self, inner, params, x, targets, drop: bool, lr=1e-3, betas=(0.9, 0.999), burn_adam=False
+    ):
         self.inner, self.backend, self.drop = inner, Autodiff(inner), drop
+        self.burn_adam = burn_adam
         device = self.backend.device()
         self.params = {
             k: Tensor[self.backend, v.ndim].from_data(v, device).require_grad()
@@ -107,6 +117,21 @@ class AdamStep:
         c1, c2 = 1 - b1**self.t, 1 - b2**self.t
         for k, p in self.params.items():
             g = p.grad_remove(grads)
+            if self.burn_adam:
+                first = self.t == 1
+                inner, self.m[k], self.v[k] = adam_step(
+                    p.inner(),
+                    g,
+                    None if first else self.m[k],
+                    None if first else self.v[k],
+                    self.t,
+                    self.lr,
+                    b1,
+                    b2,
+                    self.eps,
+                )
+                self.params[k] = Tensor[self.backend, p.rank()].from_inner(inner).require_grad()
+                continue
             self.m[k] = self.m[k] * b1 + g * (1 - b1)
             self.v[k] = self.v[k] * b2 + g * g * (1 - b2)
             update = (self.m[k] / c1) / ((self.v[k] / c2).sqrt() + self.eps)
@@ -258,6 +283,16 @@ def bench_step(batch: int, repeats: int, drop: bool) -> list[list[str]]:
         want = float(plain.step().into_scalar())
         got = float(fused.step().into_scalar())
         assert abs(got - want) < 1e-4 * max(1.0, abs(want)), (got, want)
+    # The framework's Adam: what a user's step runs (`burn.optim.Adam`), as PyTorch's rows run
+    # `torch.optim.Adam`. Without dropout its losses must follow the tensor-op update's.
+    plain_burn = AdamStep(Wgpu, params, x, targets, drop, burn_adam=True)
+    fused_burn = AdamStep(fused_backend, params, x, targets, drop, burn_adam=True)
+    if not drop:
+        for step in (plain_burn, fused_burn):
+            reference = AdamStep(Wgpu, params, x, targets, drop)
+            for _ in range(3):
+                want, got = float(reference.step().into_scalar()), float(step.step().into_scalar())
+                assert abs(got - want) < 1e-4 * max(1.0, abs(want)), (got, want)
     rows = []
     results = {}
     captured = CapturedAdamStep(params, x, targets, drop)
@@ -270,6 +305,8 @@ def bench_step(batch: int, repeats: int, drop: bool) -> list[list[str]]:
     for name, step, sync in (
         ("Autodiff(Wgpu)", plain.complete_step, Wgpu.sync),
         ("Autodiff(Fusion(Wgpu))", fused.complete_step, fused_backend.sync),
+        ("Autodiff(Wgpu), burn's Adam", plain_burn.complete_step, Wgpu.sync),
+        ("Autodiff(Fusion(Wgpu)), burn's Adam", fused_burn.complete_step, fused_backend.sync),
         ("Autodiff(Fusion(Wgpu)), captured step", captured.complete_step, fused_backend.sync),
     ):
         seconds = seconds_per_call(step, sync, repeats)
