@@ -33,7 +33,7 @@ import time
 import numpy as np
 import wgpu
 from burn.autodiff import Autodiff
-from burn.tensor import Int, Tensor, TensorData, activation
+from burn.tensor import Int, Tensor, TensorData, activation, module
 from burn.tensor.module import adaptive_avg_pool2d, conv2d
 from burn.wgpu import Wgpu
 from common import emit
@@ -203,12 +203,9 @@ def init_cnn(rng: np.random.Generator, size: int) -> dict[str, np.ndarray]:
 
 
 def batch_norm(x: Tensor, gamma: Tensor, beta: Tensor) -> Tensor:
-    """Training-mode batch norm over N, H, W (biased variance, eps 1e-5)."""
-    mean = x.mean_dim(0).mean_dim(2).mean_dim(3)
-    centered = x - mean
-    var = (centered * centered).mean_dim(0).mean_dim(2).mean_dim(3)
-    scale = gamma.reshape([1, -1, 1, 1]) / (var + 1e-5).sqrt()
-    return centered * scale + beta.reshape([1, -1, 1, 1])
+    """Training-mode batch norm over N, H, W (biased variance, eps 1e-5): burn's op, as the
+    PyTorch side calls `F.batch_norm`."""
+    return module.batch_norm(x, gamma, beta, 1e-5)[0]
 
 
 def burn_cnn(p: dict[str, Tensor], x: Tensor, targets: Tensor) -> Tensor:

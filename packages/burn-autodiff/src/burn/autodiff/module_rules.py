@@ -223,6 +223,21 @@ class ModuleRules:
         out = inner.layer_norm(xv, gv, beta.value, epsilon)
         return self._track(out, (x, gamma, beta), backward, "layer_norm")
 
+    def batch_norm(self, x, gamma, beta, epsilon):
+        inner = self._inner
+        xv, gv = x.value, gamma.value
+
+        def backward(g, tracked):
+            return inner.batch_norm_backward(xv, gv, g, epsilon)
+
+        out, mean, var = inner.batch_norm(xv, gv, beta.value, epsilon)
+        # The statistics are for running averages: no gradient flows through them.
+        return (
+            self._track(out, (x, gamma, beta), backward, "batch_norm"),
+            self._untracked(mean),
+            self._untracked(var),
+        )
+
     def attention(self, query, key, value, mask, mask_value, dropout_mask, scale):
         inner = self._inner
         q, k, v = query.value, key.value, value.value

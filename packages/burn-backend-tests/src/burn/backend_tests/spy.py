@@ -181,6 +181,11 @@ def _module_arguments(op: str, params: list[str], make: Maker) -> list[Any] | No
     if op in _ATTENTION_OPS:
         values = _attention_values(make)
         return [values[p] for p in params]
+    if op in ("batch_norm", "batch_norm_backward"):
+        values = _attention_values(make)  # x and output_grad [1, 2, 3, 4]: 2 channels
+        values["gamma"] = make.prim("float", [1.0, 2.0], track=True)
+        values["beta"] = make.prim("float", [0.0, 0.1], track=True)
+        return [values[p] for p in params]
     if op.startswith(("lstm", "gru")):
         return _recurrent_arguments(op, params, make)
     if op.startswith("embedding"):

@@ -1,9 +1,9 @@
 """`NdArrayFusedOps`: numpy kernels for the ops PyTorch runs as one CPU kernel each.
 
-GELU, softmax, log-softmax, layer norm and scaled dot-product attention, with their backward
-ops, ReLU's backward (a branch-free select on the gradient's bits), and Adam's update. The
-contract's compositions allocate a new array per step and the autodiff decorator records each
-step; these make a few in-place passes instead, and the decorator records one node per op.
+GELU, softmax, log-softmax, layer norm, batch norm and scaled dot-product attention, with their
+backward ops, ReLU's backward (a branch-free select on the gradient's bits), and Adam's update.
+The contract's compositions allocate a new array per step and the autodiff decorator records
+each step; these make a few in-place passes instead, and the decorator records one node per op.
 Each kernel keeps its input's dtype (float32 stays float32: no float64 temporaries).
 
 Adam's update (`float_adam_step`) runs the contract's composition step for step (the same
@@ -100,6 +100,24 @@ def _layer_norm_parts(x: np.ndarray, epsilon: float) -> tuple[np.ndarray, np.nda
     np.reciprocal(rstd, out=rstd)
     centered *= rstd
     return centered, rstd
+
+
+def _batch_norm_parts(x: np.ndarray, epsilon: float):
+    """(normalized x, 1 / sqrt(var + epsilon), mean, var) per channel of `[N, C, ...]`, the
+    statistics `[1, C, 1, ...]` (one numpy reduction over all their dims each)."""
+    axes = (0, *range(2, x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    centered = np.subtract(x, mean)
+    var = np.square(centered).mean(axis=axes, keepdims=True)
+    rstd = var + x.dtype.type(epsilon)
+    np.sqrt(rstd, out=rstd)
+    np.reciprocal(rstd, out=rstd)
+    centered *= rstd
+    return centered, rstd, mean, var
+
+
+def _channels(vector: np.ndarray, rank: int) -> np.ndarray:
+    return vector.reshape((1, -1) + (1,) * (rank - 2))
 
 
 def _adam_step(
@@ -281,6 +299,26 @@ class NdArrayFusedOps(OptimizerOps, ModuleOps, ActivationOps):
         g -= normalized
         g *= rstd
         return g, gamma_grad, beta_grad
+
+    @_in_working_precision
+    def batch_norm(self, x, gamma, beta, epsilon):
+        out, rstd, mean, var = _batch_norm_parts(x, epsilon)
+        out *= _channels(gamma, x.ndim)
+        out += _channels(beta, x.ndim)
+        return out, mean.reshape(-1), var.reshape(-1)
+
+    @_in_working_precision
+    def batch_norm_backward(self, x, gamma, output_grad, epsilon):
+        axes = (0, *range(2, x.ndim))
+        count = x.size // x.shape[1] if x.shape[1] else 0
+        normalized, rstd, _, _ = _batch_norm_parts(x, epsilon)
+        beta_grad = output_grad.sum(axis=axes, keepdims=True)
+        gamma_grad = np.multiply(output_grad, normalized).sum(axis=axes, keepdims=True)
+        normalized *= gamma_grad / x.dtype.type(count)
+        g = np.subtract(output_grad, beta_grad / x.dtype.type(count))
+        g -= normalized
+        g *= rstd * _channels(gamma, x.ndim)
+        return g, gamma_grad.reshape(-1), beta_grad.reshape(-1)
 
     @_in_working_precision
     def attention(self, query, key, value, mask, mask_value, dropout_mask, scale):

@@ -8,11 +8,13 @@ as they are everywhere else (after `model.valid()`).
 
 from __future__ import annotations
 
+import math
+
 from burn.module import Module, Param
 from burn.nn._config import config
 from burn.nn.dropout import _tracks_gradients
 from burn.tensor import Tensor
-from burn.tensor.module import layer_norm
+from burn.tensor.module import batch_norm, layer_norm
 
 
 def _channel_view(t: Tensor, rank: int) -> Tensor:
@@ -84,23 +86,19 @@ class BatchNorm(Module):
     __call__ = forward
 
     def _forward_train(self, x: Tensor) -> Tensor:
-        rank = x.rank()
-        channels = x.dims()[1]
-        flat = x.swap_dims(0, 1).reshape([channels, -1])
-        count = flat.dims()[1]
-        var, mean = flat.var_mean_bias(1)
+        """One `batch_norm` op (one autodiff node, one backward op) with the batch's
+        statistics, which then move the running ones."""
+        dims = x.dims()
+        count = math.prod(dims) // dims[1] if dims[1] else 0
+        out, mean, var = batch_norm(x, self.gamma.val(), self.beta.val(), self.epsilon)
         m = self.momentum
-        unbiased = var.detach() * (count / max(count - 1, 1))
-        new_mean = self.running_mean.val() * (1.0 - m) + mean.detach().reshape([channels]) * m
-        new_var = self.running_var.val() * (1.0 - m) + unbiased.reshape([channels]) * m
+        unbiased = var * (count / max(count - 1, 1))
+        new_mean = self.running_mean.val() * (1.0 - m) + mean * m
+        new_var = self.running_var.val() * (1.0 - m) + unbiased * m
         # Running statistics are state, not part of the graph: replace them in place.
         self.running_mean = self.running_mean.with_value(new_mean.detach())
         self.running_var = self.running_var.with_value(new_var.detach())
-        return self._normalize(
-            x,
-            _channel_view(mean.reshape([channels]), rank),
-            _channel_view(var.reshape([channels]), rank),
-        )
+        return out
 
     def _normalize(self, x: Tensor, mean: Tensor, var: Tensor) -> Tensor:
         rank = x.rank()

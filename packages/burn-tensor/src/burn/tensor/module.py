@@ -59,6 +59,7 @@ __all__ = [
     "attention",
     "avg_pool1d",
     "avg_pool2d",
+    "batch_norm",
     "conv1d",
     "conv2d",
     "conv3d",
@@ -485,6 +486,32 @@ def unfold4d(x: Tensor, kernel_size: PerDim, options: UnfoldOptions | None = Non
 
 
 # ====================================================================== transformer blocks
+
+
+def batch_norm(
+    x: Tensor, gamma: Tensor, beta: Tensor, epsilon: float = 1e-5
+) -> tuple[Tensor, Tensor, Tensor]:
+    """Batch normalization with the batch's own statistics: `(output, mean, var)`.
+
+    Each channel of `x [N, C, ...]` is normalized with its mean and biased variance over
+    every other dim, then scaled by `gamma [C]` and shifted by `beta [C]`, as PyTorch's
+    `batch_norm` in training mode. `mean` and `var` (`[C]`) are the statistics it used, for
+    running averages; no gradient flows through them. `BatchNorm` calls this while training.
+    """
+    op = "batch_norm"
+    _float(x, op)
+    if x.rank() < 2:
+        raise RankError(f"{op}: input must be [batch, channels, ...], got shape {x.dims()}")
+    dims = x.dims()
+    for role, t in (("gamma", gamma), ("beta", beta)):
+        _float(t, op, role)
+        if t.dims() != [dims[1]]:
+            raise ShapeError(f"{op}: {role} must be [{dims[1]}] for input {dims}, got {t.dims()}")
+    if dims[1] and not math.prod(dims) // dims[1]:
+        raise ShapeError(f"{op}: input {dims} has no values per channel to take statistics of")
+    g, b = x._peer(gamma, op), x._peer(beta, op)
+    out, mean, var = x.backend.batch_norm(x.primitive, g, b, float(epsilon))
+    return _wrap(x, out), _wrap(x, mean), _wrap(x, var)
 
 
 def layer_norm(x: Tensor, gamma: Tensor, beta: Tensor, epsilon: float = 1e-5) -> Tensor:

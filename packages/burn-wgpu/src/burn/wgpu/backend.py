@@ -21,6 +21,7 @@ from burn.wgpu.activation_ops import WgpuActivationOps
 from burn.wgpu.device import WgpuDevice
 from burn.wgpu.matmul_ops import WgpuMatmulOps
 from burn.wgpu.module_ops import WgpuModuleOps
+from burn.wgpu.norm_ops import WgpuNormOps
 from burn.wgpu.optim_ops import WgpuOptimOps
 from burn.wgpu.primitive import WgpuTensor, block, broadcast_shape, row_major
 from burn.wgpu.reduce_ops import WgpuReduceOps
@@ -64,7 +65,13 @@ def _vec_ok(t: WgpuTensor, shape) -> bool:
 
 
 class WgpuBackend(
-    WgpuReduceOps, WgpuMatmulOps, WgpuModuleOps, WgpuOptimOps, WgpuActivationOps, Backend
+    WgpuReduceOps,
+    WgpuMatmulOps,
+    WgpuModuleOps,
+    WgpuOptimOps,
+    WgpuActivationOps,
+    WgpuNormOps,
+    Backend,
 ):
     """The WebGPU backend. Use the `Wgpu` instance."""
 

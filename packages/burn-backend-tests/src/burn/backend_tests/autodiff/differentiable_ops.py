@@ -53,8 +53,8 @@ MODULE = tuple(
         "conv_transpose3d", "avg_pool1d", "avg_pool2d", "max_pool1d", "max_pool2d",
         "max_pool1d_with_indices", "max_pool2d_with_indices", "adaptive_avg_pool1d",
         "adaptive_avg_pool2d", "interpolate_nearest", "interpolate_bilinear",
-        "interpolate_bicubic", "embedding", "unfold4d", "layer_norm", "attention", "lstm",
-        "gru",
+        "interpolate_bicubic", "embedding", "unfold4d", "layer_norm", "batch_norm",
+        "attention", "lstm", "gru",
     )
 )  # fmt: skip
 

@@ -1,4 +1,4 @@
-"""Gradients of layer norm and scaled dot-product attention, by finite differences."""
+"""Gradients of layer norm, batch norm and scaled dot-product attention, by finite differences."""
 
 import numpy as np
 from burn.backend_tests.autodiff.gradcheck import check_grads, grad_dtype
@@ -14,6 +14,18 @@ def test_layer_norm_backward(ad_backend, rng):
         rng.normal(size=(2, 3, 5)) * 2.0 + 1.0,
         rng.uniform(0.5, 1.5, 5),
         rng.normal(size=5),
+    )
+
+
+def test_batch_norm_backward(ad_backend, rng):
+    """Input, gamma and beta, per channel of a rank-4 input (the statistics carry no
+    gradient, so only the output is differentiated)."""
+    check_grads(
+        ad_backend,
+        lambda x, g, b: module.batch_norm(x, g, b, 1e-5)[0],
+        rng.normal(size=(3, 2, 2, 3)) * 2.0 + 1.0,
+        rng.uniform(0.5, 1.5, 2),
+        rng.normal(size=2),
     )
 
 

@@ -524,6 +524,12 @@ CASES = {
         [(2, 3, 4), (4,), (4,)],
         "normal",
     ),
+    "module.batch_norm": (
+        lambda k, x, g, b: module.batch_norm(x, g, b, 1e-5)[0],
+        lambda k, x, g, b: F.batch_norm(x, None, None, g, b, training=True, eps=1e-5),
+        [(3, 2, 4), (2,), (2,)],
+        "normal",
+    ),
     "module.attention": (
         lambda k, q, key, v: module.attention(q, key, v, scale=0.5),
         lambda k, q, key, v: _attention_torch(k, q, key, v, False, False),

@@ -456,6 +456,78 @@ class ModuleOps(RecurrentOps, ModuleBlocks):
         )
         return self.binary("mul", inner, rstd), gamma_grad, beta_grad
 
+    # ================================================================== batch norm
+    def _channel_sum(self, x: Any) -> Any:
+        """`x [N, C, ...]` summed over every dim but the channels': `[1, C, 1, ...]`.
+
+        One reduction per dim, innermost first, so that on a fusing backend the first takes
+        whatever elementwise chain produced `x` as its prologue."""
+        shape = self.shape(x)
+        for dim in reversed(range(len(shape))):
+            if dim != 1 and shape[dim] != 1:
+                x = self.reduce("sum", x, dim)
+        return x
+
+    def _batch_norm_parts(self, x: Any, epsilon: float) -> tuple[Any, Any, Any, Any]:
+        """(x - mean, 1 / sqrt(var + epsilon), mean, var) per channel of `[N, C, ...]`, the
+        statistics `[1, C, 1, ...]` and the variance the biased one."""
+        shape = self.shape(x)
+        count = math.prod(shape) // shape[1]
+        mean = self.binary_scalar("div", self._channel_sum(x), count)
+        centered = self.binary("sub", x, mean)
+        squares = self.binary("mul", centered, centered)
+        var = self.binary_scalar("div", self._channel_sum(squares), count)
+        rstd = self.unary("recip", self.unary("sqrt", self.binary_scalar("add", var, epsilon)))
+        return centered, rstd, mean, var
+
+    def _channel_view(self, vector: Any, rank: int) -> Any:
+        return self.reshape(vector, (1, *self.shape(vector), *(1,) * (rank - 2)))
+
+    def batch_norm(self, x: Any, gamma: Any, beta: Any, epsilon: float) -> tuple[Any, Any, Any]:
+        """Batch normalization with the batch's own statistics: `(output, mean, var)`.
+
+        Each channel of `x [N, C, ...]` is normalized with the mean and the biased variance
+        over every other dim, `(x - mean) / sqrt(var + epsilon) * gamma + beta` with `gamma`
+        and `beta` `[C]`, as PyTorch's `batch_norm` in training mode. `mean` and `var` (`[C]`)
+        are the statistics used, for a module's running averages.
+        """
+        shape = self.shape(x)
+        rank = len(shape)
+        centered, rstd, mean, var = self._batch_norm_parts(x, epsilon)
+        scale = self.binary("mul", rstd, self._channel_view(gamma, rank))
+        shifted = self._channel_view(beta, rank)
+        out = self.binary("add", self.binary("mul", centered, scale), shifted)
+        channels = (shape[1],)
+        return out, self.reshape(mean, channels), self.reshape(var, channels)
+
+    def batch_norm_backward(
+        self, x: Any, gamma: Any, output_grad: Any, epsilon: float
+    ) -> tuple[Any, Any, Any]:
+        """Gradients of batch_norm's output for `(x, gamma, beta)`; the statistics are
+        recomputed. With `xhat` the normalized input and `g` the output's gradient, per
+        channel: `gamma * rstd * (g - mean(g) - xhat * mean(g * xhat))`, `sum(g * xhat)` and
+        `sum(g)`."""
+        shape = self.shape(x)
+        rank, channels = len(shape), shape[1]
+        count = math.prod(shape) // channels
+        centered, rstd, _, _ = self._batch_norm_parts(x, epsilon)
+        normalized = self.binary("mul", centered, rstd)
+        beta_grad = self._channel_sum(output_grad)
+        gamma_grad = self._channel_sum(self.binary("mul", output_grad, normalized))
+        g_mean = self.binary_scalar("div", beta_grad, count)
+        dot_mean = self.binary_scalar("div", gamma_grad, count)
+        inner = self.binary(
+            "sub",
+            self.binary("sub", output_grad, g_mean),
+            self.binary("mul", normalized, dot_mean),
+        )
+        scale = self.binary("mul", rstd, self._channel_view(gamma, rank))
+        return (
+            self.binary("mul", inner, scale),
+            self.reshape(gamma_grad, (channels,)),
+            self.reshape(beta_grad, (channels,)),
+        )
+
     # ================================================================== attention
     def _transposed(self, x: Any) -> Any:
         rank = len(self.shape(x))

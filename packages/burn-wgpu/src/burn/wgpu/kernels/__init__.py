@@ -24,6 +24,7 @@ cheap to look up in the pipeline cache.
 | `matrix` | tiled batched matmul, and its vec4 form |
 | `optim` | one parameter's Adam (or AdamW) step |
 | `activation` | relu's backward, log-softmax and its backward |
+| `norm` | batch norm's statistics and normalization, and their backward |
 | `conv` | `im2col`, `col2im`, each made for one convolution geometry |
 | `resampling` | separable resampling by a table of taps |
 
@@ -59,6 +60,13 @@ from burn.wgpu.kernels.expressions import binary_expr, unary_expr
 from burn.wgpu.kernels.indexing import GATHER, SCATTER_ADD, gather, scatter_add
 from burn.wgpu.kernels.layout import Dims, InfoLayout, InfoLayoutError, Strided, Word
 from burn.wgpu.kernels.matrix import MATMUL, matmul, matmul_vec4
+from burn.wgpu.kernels.norm import (
+    BATCH_NORM,
+    batch_norm_apply,
+    batch_norm_grad_stats,
+    batch_norm_stats,
+    batch_norm_x_grad,
+)
 from burn.wgpu.kernels.optim import ADAM, adam_step
 from burn.wgpu.kernels.reduction import REDUCE, reduce
 from burn.wgpu.kernels.resampling import RESAMPLE, resample
@@ -69,6 +77,7 @@ from burn.wgpu.kernels.wgsl import VEC_DTYPES, WG, compute, store
 __all__ = [
     "ADAM",
     "ARANGE",
+    "BATCH_NORM",
     "BINARY",
     "BINARY_SCALAR",
     "BINARY_SCALAR_VEC4",
@@ -99,6 +108,10 @@ __all__ = [
     "Word",
     "adam_step",
     "arange",
+    "batch_norm_apply",
+    "batch_norm_grad_stats",
+    "batch_norm_stats",
+    "batch_norm_x_grad",
     "binary",
     "binary_expr",
     "binary_vec4",

@@ -1,0 +1,109 @@
+"""Wgpu's batch norm kernels (`norm_ops.py`): two launches each way, against a float64
+reference and against the contract's composition (which a strided view still takes)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from burn.backend import Backend
+from burn.tensor import TensorData
+from burn.wgpu import Wgpu
+from burn.wgpu.kernels.norm import CHANNEL_WG
+
+
+def up(array):
+    return Wgpu.from_data(TensorData(np.ascontiguousarray(array, dtype=np.float32)), Wgpu.device())
+
+
+def down(p):
+    return Wgpu.into_data(p).array
+
+
+def launches(fn, *args):
+    """`fn(*args)` and how many kernels it launched."""
+    rt = Wgpu.runtime()
+    before = rt.launches
+    out = fn(*args)
+    return out, rt.launches - before
+
+
+def reference(x, gamma, beta, g, eps):
+    """(output, mean, var) and the gradients (x, gamma, beta) of sum(output * g), float64."""
+    x, gamma, beta, g = (a.astype(np.float64) for a in (x, gamma, beta, g))
+    axes = (0, *range(2, x.ndim))
+    view = (1, -1) + (1,) * (x.ndim - 2)
+    n = x.size // x.shape[1]
+    mean = x.mean(axes, keepdims=True)
+    var = ((x - mean) ** 2).mean(axes, keepdims=True)
+    rstd = 1.0 / np.sqrt(var + eps)
+    xhat = (x - mean) * rstd
+    out = xhat * gamma.reshape(view) + beta.reshape(view)
+    gxhat = g * gamma.reshape(view)
+    g_sum = gxhat.sum(axes, keepdims=True)
+    dot = (gxhat * xhat).sum(axes, keepdims=True)
+    gx = rstd / n * (n * gxhat - g_sum - xhat * dot)
+    return out, mean.reshape(-1), var.reshape(-1), gx, (g * xhat).sum(axes), g.sum(axes)
+
+
+# A channel's values fewer than, as many as and more than a workgroup's threads, over ranks 2
+# to 4.
+SHAPES = [(7, 3), (4, 5, 6), (2, CHANNEL_WG // 2, 2, 1), (64, 16, 24, 24), (3, 2, 1, 700)]
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_batch_norm_and_its_backward_are_two_kernels_each(shape):
+    rng = np.random.default_rng(4)
+    c = shape[1]
+    x = (rng.standard_normal(shape) * 3 + 2).astype(np.float32)
+    gamma = rng.uniform(0.5, 1.5, c).astype(np.float32)
+    beta = rng.standard_normal(c).astype(np.float32)
+    g = rng.standard_normal(shape).astype(np.float32)
+    want = reference(x, gamma, beta, g, 1e-5)
+
+    (out, mean, var), n = launches(Wgpu.batch_norm, up(x), up(gamma), up(beta), 1e-5)
+    assert n == 2
+    for got, w in zip((out, mean, var), want[:3], strict=True):
+        np.testing.assert_allclose(down(got), w, rtol=1e-5, atol=2e-5)
+    composed, m = launches(Backend.batch_norm, Wgpu, up(x), up(gamma), up(beta), 1e-5)
+    assert m > 2
+    for got, w in zip((out, mean, var), composed, strict=True):
+        np.testing.assert_allclose(down(got), down(w), rtol=2e-6, atol=2e-6)
+
+    grads, n = launches(Wgpu.batch_norm_backward, up(x), up(gamma), up(g), 1e-5)
+    assert n == 2
+    scale = np.sqrt(x.size // c)  # the parameters' gradients are sums of that many terms
+    for got, w, tol in zip(grads, want[3:], (2e-5, 2e-5 * scale, 2e-5 * scale), strict=True):
+        np.testing.assert_allclose(down(got), w, rtol=1e-5, atol=tol)
+    composed = Backend.batch_norm_backward(Wgpu, up(x), up(gamma), up(g), 1e-5)
+    for got, w, tol in zip(grads, composed, (1e-5, 1e-5 * scale, 1e-5 * scale), strict=True):
+        np.testing.assert_allclose(down(got), down(w), rtol=1e-5, atol=tol)
+
+
+def test_operands_at_an_offset_are_read_from_it():
+    """Contiguous views that start inside their buffers (slices along the first dim)."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((6, 3, 10)).astype(np.float32)
+    g = rng.standard_normal((6, 3, 10)).astype(np.float32)
+    params = rng.standard_normal((4, 3)).astype(np.float32)
+    xs = Wgpu.slice(up(x), ((2, 5, 1), (0, 3, 1), (0, 10, 1)))
+    gs = Wgpu.slice(up(g), ((1, 4, 1), (0, 3, 1), (0, 10, 1)))
+    gamma = Wgpu.reshape(Wgpu.slice(up(params), ((1, 2, 1), (0, 3, 1))), (3,))
+    beta = Wgpu.reshape(Wgpu.slice(up(params), ((3, 4, 1), (0, 3, 1))), (3,))
+    assert xs.offset and gs.offset and gamma.offset and beta.offset and xs.is_contiguous()
+    want = reference(x[2:5], params[1], params[3], g[1:4], 1e-3)
+    got = [down(p) for p in Wgpu.batch_norm(xs, gamma, beta, 1e-3)]
+    got += [down(p) for p in Wgpu.batch_norm_backward(xs, gamma, gs, 1e-3)]
+    for a, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(a, w, rtol=1e-5, atol=5e-5)
+
+
+def test_a_strided_view_takes_the_composition_to_the_same_values():
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((5, 4, 6)).astype(np.float32)
+    xt = Wgpu.permute(up(x), (2, 1, 0))  # [6, 4, 5], not contiguous
+    assert not xt.is_contiguous()
+    gamma, beta = up(np.ones(4)), up(np.zeros(4))
+    (out, _, _), n = launches(Wgpu.batch_norm, xt, gamma, beta, 1e-5)
+    assert n > 2
+    want = reference(x.transpose(2, 1, 0), np.ones(4), np.zeros(4), np.ones((6, 4, 5)), 1e-5)
+    np.testing.assert_allclose(down(out), want[0], rtol=1e-5, atol=2e-5)
