@@ -1,5 +1,6 @@
-"""Wgpu's batch norm kernels (`norm_ops.py`): two launches each way, against a float64
-reference and against the contract's composition (which a strided view still takes)."""
+"""Wgpu's per-channel kernels (`norm_ops.py`): batch norm in two launches each way and the bias
+gradients of convolutions in one, against float64 references and against the contract's
+compositions (which a strided view still takes)."""
 
 from __future__ import annotations
 
@@ -107,3 +108,38 @@ def test_a_strided_view_takes_the_composition_to_the_same_values():
     assert n > 2
     want = reference(x.transpose(2, 1, 0), np.ones(4), np.zeros(4), np.ones((6, 4, 5)), 1e-5)
     np.testing.assert_allclose(down(out), want[0], rtol=1e-5, atol=2e-5)
+
+
+BIAS_GRADS = [
+    ("conv1d_bias_backward", (3, 4, 9)),
+    ("conv2d_bias_backward", (2, 5, 6, 7)),
+    ("conv3d_bias_backward", (2, 3, 4, 5, 6)),
+    ("conv_transpose1d_bias_backward", (1, 2, 3 * CHANNEL_WG + 5)),
+    ("conv_transpose2d_bias_backward", (4, 3, 5, 5)),
+    ("conv_transpose3d_bias_backward", (1, 2, 3, 3, 3)),
+]
+
+
+@pytest.mark.parametrize(("op", "shape"), BIAS_GRADS)
+def test_a_convolutions_bias_gradient_is_one_kernel(op, shape):
+    rng = np.random.default_rng(7)
+    g = rng.standard_normal(shape).astype(np.float32)
+    out, n = launches(getattr(Wgpu, op), None, None, up(g))
+    assert n == 1
+    want = g.astype(np.float64).sum(axis=(0, *range(2, len(shape))))
+    np.testing.assert_allclose(down(out), want, rtol=1e-5, atol=1e-4)
+    composed = getattr(Backend, op)(Wgpu, None, None, up(g))
+    np.testing.assert_allclose(down(out), down(composed), rtol=1e-5, atol=1e-4)
+
+
+def test_a_bias_gradient_at_an_offset_or_strided():
+    rng = np.random.default_rng(8)
+    g = rng.standard_normal((6, 3, 4, 4)).astype(np.float32)
+    sliced = Wgpu.slice(up(g), ((2, 5, 1), (0, 3, 1), (0, 4, 1), (0, 4, 1)))
+    assert sliced.offset and sliced.is_contiguous()
+    got = down(Wgpu.conv2d_bias_backward(None, None, sliced))
+    np.testing.assert_allclose(got, g[2:5].sum(axis=(0, 2, 3)), rtol=1e-5, atol=1e-5)
+    strided = Wgpu.permute(up(g), (0, 1, 3, 2))
+    out, n = launches(Wgpu.conv2d_bias_backward, None, None, strided)
+    assert n > 1
+    np.testing.assert_allclose(down(out), g.sum(axis=(0, 2, 3)), rtol=1e-5, atol=1e-5)

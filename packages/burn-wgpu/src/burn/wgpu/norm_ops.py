@@ -1,13 +1,15 @@
-"""Batch norm on Wgpu: two kernels forward and two backward (`kernels/norm.py`), where the
-contract composes it from per-dim reductions and broadcast elementwise ops (about twenty
-launches for a 4-d input). Contiguous float32 operands only; anything else (another dtype, a
-strided view) runs the composition."""
+"""Per-channel ops on Wgpu (`kernels/norm.py`): batch norm in two kernels forward and two
+backward, where the contract composes it from per-dim reductions and broadcast elementwise ops
+(about twenty launches for a 4-d input), and the bias gradients of convolutions and transposed
+convolutions in one (the contract's takes two reductions). Contiguous float32 operands only;
+anything else (another dtype, a strided view) runs the composition."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
+from burn.backend.ops.module import ModuleOps
 from burn.tensor import DType
 from burn.wgpu import kernels as K
 from burn.wgpu.primitive import WgpuTensor
@@ -29,7 +31,7 @@ def _served(x: WgpuTensor, *vectors: WgpuTensor) -> bool:
 def _info(x: WgpuTensor, epsilon: float, g=None, gamma=None, beta=None) -> list[int]:
     channels = x.shape[1]
     inner = math.prod(x.shape[2:])
-    return K.BATCH_NORM.pack(
+    return K.CHANNELS.pack(
         n=x.numel,
         channels=channels,
         inner=inner,
@@ -42,8 +44,38 @@ def _info(x: WgpuTensor, epsilon: float, g=None, gamma=None, beta=None) -> list[
     )
 
 
+def _bias_backward(name: str):
+    """`name` (a convolution's bias gradient): the output gradient summed per channel."""
+
+    def bias_backward(self, x, bias, output_grad):
+        if not _served(output_grad):
+            return getattr(super(WgpuNormOps, self), name)(x, bias, output_grad)
+        out = self._like(output_grad, (output_grad.shape[1],))
+        output_grad.rt.launch(
+            K.sum_per_channel(),
+            ("r", "rw"),
+            (output_grad.handle, out.handle),
+            _info(output_grad, 0.0),
+            output_grad.shape[1],
+        )
+        return out
+
+    bias_backward.__name__ = name
+    bias_backward.__qualname__ = f"WgpuNormOps.{name}"
+    bias_backward.__doc__ = getattr(ModuleOps, name).__doc__
+    return bias_backward
+
+
 class WgpuNormOps:
-    """`batch_norm` and `batch_norm_backward` of the Wgpu backend (a mixin of `WgpuBackend`)."""
+    """`batch_norm` and `batch_norm_backward`, and the bias gradients of convolutions, of the
+    Wgpu backend (a mixin of `WgpuBackend`)."""
+
+    conv1d_bias_backward = _bias_backward("conv1d_bias_backward")
+    conv2d_bias_backward = _bias_backward("conv2d_bias_backward")
+    conv3d_bias_backward = _bias_backward("conv3d_bias_backward")
+    conv_transpose1d_bias_backward = _bias_backward("conv_transpose1d_bias_backward")
+    conv_transpose2d_bias_backward = _bias_backward("conv_transpose2d_bias_backward")
+    conv_transpose3d_bias_backward = _bias_backward("conv_transpose3d_bias_backward")
 
     def batch_norm(self, x: WgpuTensor, gamma: WgpuTensor, beta: WgpuTensor, epsilon: float):
         if not _served(x, gamma, beta):

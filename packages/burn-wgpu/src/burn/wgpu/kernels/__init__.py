@@ -24,7 +24,7 @@ cheap to look up in the pipeline cache.
 | `matrix` | tiled batched matmul, and its vec4 form |
 | `optim` | one parameter's Adam (or AdamW) step |
 | `activation` | relu's backward, log-softmax and its backward |
-| `norm` | batch norm's statistics and normalization, and their backward |
+| `norm` | batch norm's statistics and normalization, and their backward; a sum per channel |
 | `conv` | `im2col`, `col2im`, each made for one convolution geometry |
 | `resampling` | separable resampling by a table of taps |
 
@@ -61,11 +61,12 @@ from burn.wgpu.kernels.indexing import GATHER, SCATTER_ADD, gather, scatter_add
 from burn.wgpu.kernels.layout import Dims, InfoLayout, InfoLayoutError, Strided, Word
 from burn.wgpu.kernels.matrix import MATMUL, matmul, matmul_vec4
 from burn.wgpu.kernels.norm import (
-    BATCH_NORM,
+    CHANNELS,
     batch_norm_apply,
     batch_norm_grad_stats,
     batch_norm_stats,
     batch_norm_x_grad,
+    sum_per_channel,
 )
 from burn.wgpu.kernels.optim import ADAM, adam_step
 from burn.wgpu.kernels.reduction import REDUCE, reduce
@@ -77,12 +78,12 @@ from burn.wgpu.kernels.wgsl import VEC_DTYPES, WG, compute, store
 __all__ = [
     "ADAM",
     "ARANGE",
-    "BATCH_NORM",
     "BINARY",
     "BINARY_SCALAR",
     "BINARY_SCALAR_VEC4",
     "BINARY_VEC4",
     "BITONIC_STEP",
+    "CHANNELS",
     "COL2IM",
     "COPY",
     "Dims",
@@ -135,6 +136,7 @@ __all__ = [
     "resample",
     "scatter_add",
     "store",
+    "sum_per_channel",
     "unary",
     "unary_expr",
     "unary_vec4",

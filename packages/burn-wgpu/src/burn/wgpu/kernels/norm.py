@@ -1,4 +1,5 @@
-"""Batch normalization with the batch's statistics, two kernels each way.
+"""Per-channel kernels: batch normalization with the batch's statistics (two kernels each
+way) and the sum of each channel (a bias's gradient).
 
 The contract composes batch norm from per-dim reductions and broadcast elementwise ops: about
 twenty launches forward and backward for a 4-d input, and as many recorded ops under Fusion.
@@ -13,7 +14,9 @@ Here an input `[N, C, ...]` is seen as `[N, C, L]` (contiguous float32), and:
   the output gradient `g` and of `g * xhat` (the gradients of beta and gamma), with the
   channel's mean and rstd for the next kernel;
 - `batch_norm_x_grad`: each element `(g - sum(g) / count - xhat * sum(g * xhat) / count) *
-  (rstd * gamma)`.
+  (rstd * gamma)`;
+- `sum_per_channel`: one workgroup per channel sums its values, where the contract reduces the
+  positions of each sample, then the samples (two launches).
 
 A channel's sums go through each thread's share of its values, then a shared-memory tree, so
 they add in another order than the composition's reductions (float32 rounding differs there).
@@ -26,8 +29,8 @@ from burn.wgpu.kernels.wgsl import ENTRY_1D, header, kernel
 
 # `[N, C, L]` as `n` elements, `channels` C, `inner` L and `count` = N * L values per channel;
 # the operands' offsets in elements; `epsilon` as float32 bits.
-BATCH_NORM = InfoLayout(
-    "batch norm",
+CHANNELS = InfoLayout(
+    "per channel",
     Word("n"),
     Word("channels"),
     Word("inner"),
@@ -42,7 +45,7 @@ BATCH_NORM = InfoLayout(
 # Threads per channel in the statistics kernels.
 CHANNEL_WG = 256
 
-_CHANNEL_ENTRY = f"""
+_CHANNEL_FNS = f"""
 var<workgroup> part: array<f32, {CHANNEL_WG}>;
 
 fn channel_sum(acc: f32, lid: u32) -> f32 {{
@@ -76,7 +79,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var j = lid; j < count; j = j + {CHANNEL_WG}u) {{
         acc = acc + x[value_at(xo, c, j)];
     }}
-    let mean = channel_sum(acc, lid) / f32(count);
+"""
+
+_CHANNEL_ENTRY = (
+    _CHANNEL_FNS
+    + f"""    let mean = channel_sum(acc, lid) / f32(count);
     acc = 0.0;
     for (var j = lid; j < count; j = j + {CHANNEL_WG}u) {{
         let d = x[value_at(xo, c, j)] - mean;
@@ -84,13 +91,29 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }}
     let var_ = channel_sum(acc, lid) / f32(count);
 """
+)
+
+
+@kernel
+def sum_per_channel() -> str:
+    """Each channel's sum of `x` into `out` (`[C]`): a bias's gradient."""
+    return (
+        header(CHANNELS, [("x", "f32", "r"), ("out", "f32", "rw")])
+        + _CHANNEL_FNS
+        + """    let total = channel_sum(acc, lid);
+    if (lid == 0u) {
+        out[c] = total;
+    }
+}
+"""
+    )
 
 
 @kernel
 def batch_norm_stats() -> str:
     """Each channel's mean and biased variance of `x` into `mean` and `var` (`[C]`)."""
     return (
-        header(BATCH_NORM, [("x", "f32", "r"), ("means", "f32", "rw"), ("variances", "f32", "rw")])
+        header(CHANNELS, [("x", "f32", "r"), ("means", "f32", "rw"), ("variances", "f32", "rw")])
         + _CHANNEL_ENTRY
         + """    if (lid == 0u) {
         means[c] = mean;
@@ -106,7 +129,7 @@ def batch_norm_apply() -> str:
     """`(x - mean) * (rstd * gamma) + beta` per element, with its channel's statistics."""
     return (
         header(
-            BATCH_NORM,
+            CHANNELS,
             [
                 ("x", "f32", "r"),
                 ("means", "f32", "r"),
@@ -132,7 +155,7 @@ def batch_norm_grad_stats() -> str:
     mean and rstd into `stats` (`[2, C]`)."""
     return (
         header(
-            BATCH_NORM,
+            CHANNELS,
             [
                 ("x", "f32", "r"),
                 ("g", "f32", "r"),
@@ -169,7 +192,7 @@ def batch_norm_x_grad() -> str:
     """`(g - sum(g) / count - xhat * sum(g * xhat) / count) * (rstd * gamma)` per element."""
     return (
         header(
-            BATCH_NORM,
+            CHANNELS,
             [
                 ("x", "f32", "r"),
                 ("g", "f32", "r"),
