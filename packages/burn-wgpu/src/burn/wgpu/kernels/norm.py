@@ -44,6 +44,34 @@ CHANNELS = InfoLayout(
 
 # Threads per channel in the statistics kernels.
 CHANNEL_WG = 256
+# Values each thread loads per turn of a channel loop: independent loads in flight at once,
+# since a workgroup (one per channel) is all a channel gets, and one load at a time left its
+# loop waiting on memory (a [64, 8, 26, 26] input: 169 loads per thread and pass).
+UNROLL = 8
+
+
+def _channel_loop(index: str, sums: tuple[str, ...], body: str) -> str:
+    """WGSL: `sums` (f32 variables declared before) plus, over every value of the channel
+    (`index` counting them), what `body` adds to them. `body` uses `{j}` for the value's
+    index and `{u}` to name its per-load variables and each sum's partial copies."""
+    lines = [f"    var {name}{u} = 0.0;" for name in sums for u in range(UNROLL)]
+    j = index
+    lines.append(f"    var {j} = lid;")
+    last, turn = (UNROLL - 1) * CHANNEL_WG, UNROLL * CHANNEL_WG
+    lines.append(f"    for (; {j} + {last}u < count; {j} = {j} + {turn}u) {{")
+    for u in range(UNROLL):
+        lines.append("        " + body.format(j=f"{j} + {u * CHANNEL_WG}u", u=u))
+    lines.append("    }")
+    lines.append(f"    for (; {j} < count; {j} = {j} + {CHANNEL_WG}u) {{")
+    lines.append("        " + body.format(j=j, u=0))
+    lines.append("    }")
+    for name in sums:
+        parts = [f"{name}{u}" for u in range(UNROLL)]
+        while len(parts) > 1:  # pairwise, as a tree
+            parts = [f"({a} + {b})" for a, b in zip(parts[::2], parts[1::2], strict=True)]
+        lines.append(f"    {name} = {name} + {parts[0]};")
+    return "\n".join(lines) + "\n"
+
 
 _CHANNEL_FNS = f"""
 var<workgroup> part: array<f32, {CHANNEL_WG}>;
@@ -76,20 +104,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let count = info_count();
     let xo = info_x_offset();
     var acc = 0.0;
-    for (var j = lid; j < count; j = j + {CHANNEL_WG}u) {{
-        acc = acc + x[value_at(xo, c, j)];
-    }}
-"""
+""" + _channel_loop("j", ("acc",), "acc{u} = acc{u} + x[value_at(xo, c, {j})];")
 
 _CHANNEL_ENTRY = (
     _CHANNEL_FNS
-    + f"""    let mean = channel_sum(acc, lid) / f32(count);
-    acc = 0.0;
-    for (var j = lid; j < count; j = j + {CHANNEL_WG}u) {{
-        let d = x[value_at(xo, c, j)] - mean;
-        acc = acc + d * d;
-    }}
-    let var_ = channel_sum(acc, lid) / f32(count);
+    + """    let mean = channel_sum(acc, lid) / f32(count);
+    var dev = 0.0;
+"""
+    + _channel_loop(
+        "k", ("dev",), "let d{u} = x[value_at(xo, c, {j})] - mean; dev{u} = dev{u} + d{u} * d{u};"
+    )
+    + """    let var_ = channel_sum(dev, lid) / f32(count);
 """
 )
 
@@ -165,24 +190,26 @@ def batch_norm_grad_stats() -> str:
             ],
         )
         + _CHANNEL_ENTRY
-        + f"""    let rstd = 1.0 / sqrt(var_ + bitcast<f32>(info_epsilon()));
+        + """    let rstd = 1.0 / sqrt(var_ + bitcast<f32>(info_epsilon()));
     let go = info_g_offset();
-    acc = 0.0;
+    var total = 0.0;
     var dot = 0.0;
-    for (var j = lid; j < count; j = j + {CHANNEL_WG}u) {{
-        let grad = g[value_at(go, c, j)];
-        acc = acc + grad;
-        dot = dot + grad * ((x[value_at(xo, c, j)] - mean) * rstd);
-    }}
-    let total = channel_sum(acc, lid);
+"""
+        + _channel_loop(
+            "m",
+            ("total", "dot"),
+            "let g{u} = g[value_at(go, c, {j})]; total{u} = total{u} + g{u}; "
+            "dot{u} = dot{u} + g{u} * ((x[value_at(xo, c, {j})] - mean) * rstd);",
+        )
+        + """    let sum_g = channel_sum(total, lid);
     let weighted = channel_sum(dot, lid);
-    if (lid == 0u) {{
+    if (lid == 0u) {
         stats[c] = mean;
         stats[info_channels() + c] = rstd;
-        beta_grad[c] = total;
+        beta_grad[c] = sum_g;
         gamma_grad[c] = weighted;
-    }}
-}}
+    }
+}
 """
     )
 
