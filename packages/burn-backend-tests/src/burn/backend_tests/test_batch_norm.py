@@ -134,3 +134,12 @@ def test_batch_norm_checks_its_inputs(backend):
     empty = tensor(backend, np.ones((0, 4)))
     with pytest.raises(ShapeError, match="no values per channel"):
         module.batch_norm(empty, tensor(backend, np.ones(4)), tensor(backend, np.ones(4)))
+
+
+def test_batch_norm_of_no_channels_is_empty(backend):
+    x = tensor(backend, np.ones((3, 0, 2)))
+    none = tensor(backend, np.ones(0))
+    out, mean, var = module.batch_norm(x, none, none)
+    assert out.dims() == [3, 0, 2] and mean.dims() == var.dims() == [0]
+    grads = backend.batch_norm_backward(x.primitive, none.primitive, x.primitive, 1e-5)
+    assert [list(backend.shape(g)) for g in grads] == [[3, 0, 2], [0], [0]]

@@ -472,7 +472,7 @@ class ModuleOps(RecurrentOps, ModuleBlocks):
         """(x - mean, 1 / sqrt(var + epsilon), mean, var) per channel of `[N, C, ...]`, the
         statistics `[1, C, 1, ...]` and the variance the biased one."""
         shape = self.shape(x)
-        count = math.prod(shape) // shape[1]
+        count = math.prod(shape) // shape[1] if shape[1] else 1  # no channels: all empty
         mean = self.binary_scalar("div", self._channel_sum(x), count)
         centered = self.binary("sub", x, mean)
         squares = self.binary("mul", centered, centered)
@@ -509,7 +509,7 @@ class ModuleOps(RecurrentOps, ModuleBlocks):
         `sum(g)`."""
         shape = self.shape(x)
         rank, channels = len(shape), shape[1]
-        count = math.prod(shape) // channels
+        count = math.prod(shape) // channels if channels else 1  # no channels: all empty
         centered, rstd, _, _ = self._batch_norm_parts(x, epsilon)
         normalized = self.binary("mul", centered, rstd)
         beta_grad = self._channel_sum(output_grad)
