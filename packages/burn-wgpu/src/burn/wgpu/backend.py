@@ -8,6 +8,7 @@ the module ops (`module_ops.py`). Nothing here waits for the GPU except `into_da
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
 
@@ -58,10 +59,17 @@ def _vec_ok(t: WgpuTensor, shape) -> bool:
     """Whether `t` can be read as vec4s for an elementwise op producing `shape`."""
     return (
         t.dtype in K.VEC_DTYPES
-        and t.shape == tuple(shape)
+        and t.shape == (shape if shape.__class__ is tuple else tuple(shape))
         and t.offset % 4 == 0
         and t.is_contiguous()
     )
+
+
+@functools.cache
+def _binary_dtype(op: str, dtype: DType) -> DType:
+    """The result dtype of `op` on `dtype` operands: bool for comparisons (and logic on bools).
+    Raises `DTypeError` for an op the dtype does not define, as the kernel generator does."""
+    return DType.BOOL if K.binary_expr(op, dtype)[1] else dtype
 
 
 class WgpuBackend(
@@ -452,9 +460,7 @@ class WgpuBackend(
 
     def binary(self, op: str, lhs: WgpuTensor, rhs: WgpuTensor):
         shape = broadcast_shape(lhs.shape, rhs.shape)
-        source = K.binary(op, lhs.dtype, False)
-        _, is_bool = K.binary_expr(op, lhs.dtype)
-        out = self._like(lhs, shape, DType.BOOL if is_bool else lhs.dtype)
+        out = self._like(lhs, shape, _binary_dtype(op, lhs.dtype))
         n = out.numel
         if n % 4 == 0 and _vec_ok(lhs, shape) and _vec_ok(rhs, shape):
             info = K.BINARY_VEC4.pack(n=n // 4, a_offset=lhs.offset // 4, b_offset=rhs.offset // 4)
@@ -468,15 +474,17 @@ class WgpuBackend(
             return out
         info = K.BINARY.pack(n=n, shape=shape, a=block(lhs, shape), b=block(rhs, shape))
         lhs.rt.launch(
-            source, ("r", "r", "rw"), (lhs.handle, rhs.handle, out.handle), info, _groups(n)
+            K.binary(op, lhs.dtype, False),
+            ("r", "r", "rw"),
+            (lhs.handle, rhs.handle, out.handle),
+            info,
+            _groups(n),
         )
         return out
 
     def binary_scalar(self, op: str, p: WgpuTensor, value):
         shape = p.shape
-        source = K.binary(op, p.dtype, True)
-        _, is_bool = K.binary_expr(op, p.dtype)
-        out = self._like(p, shape, DType.BOOL if is_bool else p.dtype)
+        out = self._like(p, shape, _binary_dtype(op, p.dtype))
         n = out.numel
         if n % 4 == 0 and _vec_ok(p, shape):
             info = K.BINARY_SCALAR_VEC4.pack(
@@ -488,6 +496,7 @@ class WgpuBackend(
         info = K.BINARY_SCALAR.pack(
             n=n, shape=shape, a=block(p, shape), b=scalar_bits(value, p.dtype)
         )
+        source = K.binary(op, p.dtype, True)
         p.rt.launch(source, ("r", "rw"), (p.handle, out.handle), info, _groups(n))
         return out
 

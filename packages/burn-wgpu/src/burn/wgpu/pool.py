@@ -7,6 +7,7 @@ class. When the device runs out of memory, the pool frees its cache and tries on
 
 from __future__ import annotations
 
+import functools
 import heapq
 import threading
 from collections.abc import Callable
@@ -25,6 +26,7 @@ class DeviceMemoryError(BackendError, MemoryError):
     buffer size limit); the message names the size and the device."""
 
 
+@functools.lru_cache(maxsize=4096)  # every allocation asks; a program uses few sizes
 def size_class(nbytes: int) -> int:
     """The pooled size for a request: the next of 2^k or 1.5 * 2^k (under 50% waste)."""
     n = max(MIN_BUFFER, (nbytes + 3) & ~3)

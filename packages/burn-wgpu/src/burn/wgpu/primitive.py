@@ -108,6 +108,8 @@ def block(t: WgpuTensor, shape) -> list[int]:
 
 
 def broadcast_shape(*shapes) -> tuple[int, ...]:
+    if len(shapes) == 2 and shapes[0] == shapes[1]:  # nothing to broadcast: the common case
+        return tuple(shapes[0])
     out = []
     for dims in zip(*shapes, strict=True):
         big = [n for n in dims if n != 1]

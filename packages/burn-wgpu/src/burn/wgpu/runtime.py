@@ -21,6 +21,8 @@ touches, since queue writes land before the batch runs.
 
 from __future__ import annotations
 
+import functools
+import struct
 import threading
 
 import numpy as np
@@ -44,6 +46,12 @@ INDEX_ERROR_OPS = {
     GATHER_ERROR: "gather (or an op built on it: select, take, embedding)",
     SCATTER_ERROR: "scatter_add",
 }
+
+
+@functools.lru_cache(maxsize=256)
+def _words_struct(count: int) -> struct.Struct:
+    """Packs `count` unsigned 32-bit words (native order, as the arena's words are read)."""
+    return struct.Struct(f"={count}I")
 
 
 class Runtime:
@@ -279,9 +287,13 @@ class Runtime:
             start = 0
         first = start >> 2
         try:
-            # Plain non-negative ints go in as they are (the common case, and the cheap one).
-            self._arena_words[first : first + count] = words
-        except (OverflowError, ValueError, TypeError):
+            # Plain non-negative ints go in as they are (the common case, and the cheap one): a
+            # list (what layouts pack) with a struct, an array with numpy.
+            if words.__class__ is list:
+                _words_struct(count).pack_into(self._arena_words, start, *words)
+            else:
+                self._arena_words[first : first + count] = words
+        except (struct.error, OverflowError, ValueError, TypeError):
             # Negative words (and numpy integers of other types) wrap to 32 bits.
             wrapped = np.asarray(words, dtype=np.int64).astype(np.uint32)
             self._arena_words[first : first + count] = wrapped
@@ -332,11 +344,11 @@ class Runtime:
         with self._lock:
             pipe, bgl = self.pipeline(source, access, info_last)
             off, window = self._arena_slice(info)
-            buffers = [h.buffer for h in handles]
-            ids = [id(b) for b in buffers]
+            ids = [id(h.buffer) for h in handles]
             key = (id(bgl), window, *ids)
             group = self._groups.get(key)
             if group is None:
+                buffers = [h.buffer for h in handles]
                 group = self._bind_group(key, bgl, buffers, window, info_last)
             compute = self._pass
             calls = self._native
