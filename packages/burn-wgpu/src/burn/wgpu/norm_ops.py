@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from burn.backend.ops.module import ModuleOps
 from burn.tensor import DType
 from burn.wgpu import kernels as K
@@ -29,6 +28,8 @@ def _served(x: WgpuTensor, *vectors: WgpuTensor) -> bool:
 
 
 def _info(x: WgpuTensor, epsilon: float, g=None, gamma=None, beta=None) -> list[int]:
+    from burn.wgpu.backend import scalar_bits  # the backend imports this module
+
     channels = x.shape[1]
     inner = math.prod(x.shape[2:])
     return K.CHANNELS.pack(
@@ -40,7 +41,7 @@ def _info(x: WgpuTensor, epsilon: float, g=None, gamma=None, beta=None) -> list[
         g_offset=0 if g is None else g.offset,
         gamma_offset=0 if gamma is None else gamma.offset,
         beta_offset=0 if beta is None else beta.offset,
-        epsilon=int(np.array(epsilon, np.float32).view(np.uint32)),
+        epsilon=scalar_bits(epsilon, DType.F32),
     )
 
 
