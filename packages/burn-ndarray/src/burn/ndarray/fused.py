@@ -91,21 +91,10 @@ def _softmax_backward(output: np.ndarray, grad: np.ndarray, dim: int) -> np.ndar
     return out
 
 
-def _layer_norm_parts(x: np.ndarray, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
-    """(normalized x, 1 / sqrt(var + epsilon)) over the last dim."""
-    centered = x - x.mean(axis=-1, keepdims=True)
-    var = np.square(centered).mean(axis=-1, keepdims=True)
-    var += x.dtype.type(epsilon)
-    rstd = np.sqrt(var, out=var)
-    np.reciprocal(rstd, out=rstd)
-    centered *= rstd
-    return centered, rstd
-
-
-def _batch_norm_parts(x: np.ndarray, epsilon: float):
-    """(normalized x, 1 / sqrt(var + epsilon), mean, var) per channel of `[N, C, ...]`, the
-    statistics `[1, C, 1, ...]` (one numpy reduction over all their dims each)."""
-    axes = (0, *range(2, x.ndim))
+def _standardize(x: np.ndarray, axes, epsilon: float):
+    """(normalized x, 1 / sqrt(var + epsilon), mean, var) over `axes` (kept as size-1 dims):
+    the biased variance, one numpy reduction per statistic. Layer norm standardizes over the
+    last dim, batch norm over every dim but the channels'."""
     mean = x.mean(axis=axes, keepdims=True)
     centered = np.subtract(x, mean)
     var = np.square(centered).mean(axis=axes, keepdims=True)
@@ -114,6 +103,11 @@ def _batch_norm_parts(x: np.ndarray, epsilon: float):
     np.reciprocal(rstd, out=rstd)
     centered *= rstd
     return centered, rstd, mean, var
+
+
+def _channel_axes(x: np.ndarray) -> tuple[int, ...]:
+    """Every dim of `[N, C, ...]` but the channels'."""
+    return (0, *range(2, x.ndim))
 
 
 def _channels(vector: np.ndarray, rank: int) -> np.ndarray:
@@ -280,7 +274,7 @@ class NdArrayFusedOps(OptimizerOps, ModuleOps, ActivationOps):
 
     @_in_working_precision
     def layer_norm(self, x, gamma, beta, epsilon):
-        out, _ = _layer_norm_parts(x, epsilon)
+        out, _, _, _ = _standardize(x, -1, epsilon)
         out *= gamma
         out += beta
         return out
@@ -288,7 +282,7 @@ class NdArrayFusedOps(OptimizerOps, ModuleOps, ActivationOps):
     @_in_working_precision
     def layer_norm_backward(self, x, gamma, output_grad, epsilon):
         d = x.shape[-1]
-        normalized, rstd = _layer_norm_parts(x, epsilon)
+        normalized, rstd, _, _ = _standardize(x, -1, epsilon)
         rows = output_grad.reshape(-1, d)
         beta_grad = rows.sum(axis=0)
         gamma_grad = np.einsum("ij,ij->j", rows, normalized.reshape(-1, d))
@@ -302,16 +296,16 @@ class NdArrayFusedOps(OptimizerOps, ModuleOps, ActivationOps):
 
     @_in_working_precision
     def batch_norm(self, x, gamma, beta, epsilon):
-        out, rstd, mean, var = _batch_norm_parts(x, epsilon)
+        out, _, mean, var = _standardize(x, _channel_axes(x), epsilon)
         out *= _channels(gamma, x.ndim)
         out += _channels(beta, x.ndim)
         return out, mean.reshape(-1), var.reshape(-1)
 
     @_in_working_precision
     def batch_norm_backward(self, x, gamma, output_grad, epsilon):
-        axes = (0, *range(2, x.ndim))
+        axes = _channel_axes(x)
         count = x.size // x.shape[1] if x.shape[1] else 0
-        normalized, rstd, _, _ = _batch_norm_parts(x, epsilon)
+        normalized, rstd, _, _ = _standardize(x, axes, epsilon)
         beta_grad = output_grad.sum(axis=axes, keepdims=True)
         gamma_grad = np.multiply(output_grad, normalized).sum(axis=axes, keepdims=True)
         normalized *= gamma_grad / x.dtype.type(count)
