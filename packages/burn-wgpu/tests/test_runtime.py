@@ -239,6 +239,7 @@ def test_sort_is_stable_and_handles_long_rows():
 def test_matmul_autotune_caches_the_winner_on_disk(tmp_path, monkeypatch):
     monkeypatch.setenv("BURN_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(autotune, "_tables", {})
+    monkeypatch.setattr(Wgpu.runtime(), "op_plans", {})  # no launch planned before
     rng = np.random.default_rng(2)
     a, b = (
         rng.normal(size=(300, 260)).astype(np.float32),
@@ -254,6 +255,7 @@ def test_matmul_autotune_caches_the_winner_on_disk(tmp_path, monkeypatch):
     calls = []
     monkeypatch.setattr(autotune, "tune", lambda *a, **k: calls.append(a))
     monkeypatch.setattr(autotune, "_tables", {})  # a new process: read back from disk
+    monkeypatch.setattr(Wgpu.runtime(), "op_plans", {})
     (t(a) @ t(b)).to_data()
     assert calls == []
 
@@ -261,6 +263,7 @@ def test_matmul_autotune_caches_the_winner_on_disk(tmp_path, monkeypatch):
 def test_reduction_autotune_caches_the_winner_per_shape_class(tmp_path, monkeypatch):
     monkeypatch.setenv("BURN_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(autotune, "_tables", {})
+    monkeypatch.setattr(Wgpu.runtime(), "op_plans", {})  # no launch planned before
     x = np.random.default_rng(4).standard_normal((520, 600)).astype(np.float32)
     np.testing.assert_allclose(t(x).sum_dim(0).to_data().array[0], x.sum(0), rtol=1e-4, atol=1e-4)
     np.testing.assert_array_equal(t(x).argmax(1).to_data().array[:, 0], x.argmax(1))
@@ -272,9 +275,82 @@ def test_reduction_autotune_caches_the_winner_per_shape_class(tmp_path, monkeypa
     calls = []
     monkeypatch.setattr(autotune, "tune_reduce", lambda *a, **k: calls.append(a))
     monkeypatch.setattr(autotune, "_tables", {})  # a new process: read back from disk
+    monkeypatch.setattr(Wgpu.runtime(), "op_plans", {})
     t(x).sum_dim(0).to_data()
     t(x[:513]).argmax(1).to_data()  # 513 rows round up to the same class
     assert calls == []
+
+
+def _launches(fn):
+    rt = Wgpu.runtime()
+    before = rt.launches
+    out = fn()
+    return out, rt.launches - before
+
+
+def _refuse(*args, **kwargs):
+    raise AssertionError("planned again: the kept launch plan was not used")
+
+
+@pytest.mark.parametrize(
+    ("m", "k", "n", "split"),
+    [(48, 40, 24, False), (64, 1024, 512, True), (64, 512, 10, True)],
+)
+def test_matmul_keeps_its_launch_plan_per_layout(monkeypatch, m, k, n, split):
+    """The second product of the same layouts replays the kept launch (one, or two for a
+    product split along k) on new operands; another layout is planned afresh."""
+    monkeypatch.setattr(Wgpu.runtime(), "op_plans", {})
+    rng = np.random.default_rng(11)
+    a, b = rng.normal(size=(2, m, k)).astype(np.float32), rng.normal(size=(k, n)).astype(np.float32)
+    first, launches = _launches(lambda: t(a[0]) @ t(b))
+    assert launches == (2 if split else 1)
+    assert len(Wgpu.runtime().op_plans) >= 1
+    with monkeypatch.context() as patched:
+        patched.setattr(type(Wgpu), "_matmul_setup", _refuse)
+        patched.setattr(type(Wgpu), "_split_views", staticmethod(_refuse))
+        patched.setattr(type(Wgpu), "reduce", _refuse)
+        second, replayed = _launches(lambda: t(a[1]) @ t(b))
+        with pytest.raises(AssertionError, match="planned again"):
+            t(a[1]) @ t(b.T).transpose()  # the same values, another layout: planned afresh
+    assert replayed == launches
+    np.testing.assert_allclose(first.to_data().array, a[0] @ b, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(second.to_data().array, a[1] @ b, rtol=1e-4, atol=1e-4)
+    # An operand at another offset (a row slice of a bigger tensor) is another plan.
+    both = t(a.reshape(2 * m, k))
+    np.testing.assert_allclose(
+        (both.slice([(m, 2 * m)]) @ t(b)).to_data().array, a[1] @ b, rtol=1e-4, atol=1e-4
+    )
+
+
+def test_a_product_whose_operands_are_copied_first_keeps_no_plan(monkeypatch):
+    """An operand that the vec4 kernel cannot read as it is (here at an odd offset) is copied
+    before the product: the launch read the copy, not the operand, so no plan is kept for the
+    operand's layout, and the next product of that layout copies again."""
+    rt = Wgpu.runtime()
+    monkeypatch.setattr(rt, "op_plans", {})
+    b = np.random.default_rng(12).normal(size=(128, 128)).astype(np.float32)
+    for seed in (0, 1):
+        a = np.random.default_rng(seed).normal(size=(128, 256)).astype(np.float32)
+        shifted = t(a).slice([(0, 128), (1, 129)])
+        assert shifted.primitive.offset == 1
+        out, launches = _launches(lambda x=shifted: x @ t(b))
+        assert launches == 2  # the copy, then the product
+        np.testing.assert_allclose(out.to_data().array, a[:, 1:129] @ b, rtol=1e-3, atol=1e-3)
+    assert not [key for key in rt.op_plans if key[0] == "matmul" and key[3] == 1]
+
+
+def test_reduction_keeps_its_launch_plan_per_layout(monkeypatch):
+    monkeypatch.setattr(Wgpu.runtime(), "op_plans", {})
+    rng = np.random.default_rng(13)
+    x = rng.normal(size=(2, 37, 20)).astype(np.float32)
+    first = t(x[0]).sum_dim(1)
+    with monkeypatch.context() as patched:
+        patched.setattr(autotune, "reduce_config", _refuse)
+        second = t(x[1]).sum_dim(1)
+        with pytest.raises(AssertionError, match="planned again"):
+            t(x[1]).mean_dim(1)  # another op: planned afresh
+    np.testing.assert_allclose(first.to_data().array[:, 0], x[0].sum(1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(second.to_data().array[:, 0], x[1].sum(1), rtol=1e-5, atol=1e-5)
 
 
 def test_f16_when_the_adapter_has_it():

@@ -10,11 +10,13 @@ fastest; the tables are saved under the user cache directory with an atomic writ
 file + rename), one file per family and adapter, so later processes skip the measurement.
 
 Small problems skip tuning altogether: there, launch overhead dominates and the heuristic
-choice is as good as any. `BURN_WGPU_AUTOTUNE=0` turns tuning off (the heuristic is used).
+choice is as good as any. `BURN_WGPU_AUTOTUNE=0` turns tuning off (the heuristic is used);
+the variable is read once, when the process first asks.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import tempfile
@@ -138,6 +140,7 @@ def variant(layout, m: int, n: int, k: int) -> str:
     return "v" + "".join("k" if x else "m" for x in layout) + aligned
 
 
+@functools.lru_cache(maxsize=4096)  # every matmul asks; a program has few shape classes
 def shape_class(dtype, m: int, n: int, k: int, batches: int, variant: str = "g") -> str:
     return f"{dtype.value}-{_up(m)}x{_up(n)}x{_up(k)}-{'b' if batches > 1 else '1'}-{variant}"
 
@@ -157,7 +160,11 @@ def _fits(rt, cfg) -> bool:
     ) and shared <= int(rt.limits.get("max-compute-workgroup-storage-size", 16384))
 
 
+@functools.cache
 def enabled() -> bool:
+    """`BURN_WGPU_AUTOTUNE`, read once: every matmul and reduction asks, and a lookup in
+    `os.environ` of a variable that is not set (an exception caught inside it) cost a training
+    step on the GPU more host time than the rest of these decisions together."""
     return os.environ.get("BURN_WGPU_AUTOTUNE", "1") not in ("0", "false", "no")
 
 
@@ -204,6 +211,7 @@ def tune(
 
 
 # ---------------------------------------------------------------------- reductions
+@functools.lru_cache(maxsize=4096)  # every reduction asks
 def reduce_class(op: str, dtype, rows: int, length: int, contiguous: bool, vec: bool) -> str:
     """Arg reductions carry an index; the layout of the reduced dim decides coalescing."""
     kind = "arg" if op in ("argmax", "argmin") else "val"

@@ -5,7 +5,12 @@ A matmul with few output tiles and a long inner dim (a weight gradient: `[64, 51
 [64, 10]`, or the logits `[64, 512] @ [512, 10]`) would leave most of the GPU idle while a few
 workgroups walk the whole inner dim. It is split along k instead (`split_k`): the operands are
 viewed, without copies, as a batch of k-slices, multiplied as one batched matmul, and the
-partial products summed, two launches that keep the GPU busy."""
+partial products summed, two launches that keep the GPU busy.
+
+What a matmul launches depends only on its operands' layouts (shapes, strides, offsets, dtypes)
+and the tuned tile shape, so the launch is worked out once per layout and kept on the runtime
+(`Runtime.op_plans`): a training loop's matmuls then cost about what an elementwise op costs on
+the host."""
 
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ from burn.tensor import DType
 from burn.wgpu import autotune
 from burn.wgpu import kernels as K
 from burn.wgpu.primitive import WgpuTensor, block, broadcast_shape
+from burn.wgpu.reduce_ops import reduce_plan_key
 
 
 def _vec_layout(lhs: WgpuTensor, rhs: WgpuTensor, batch, m: int, n: int, k: int):
@@ -85,27 +91,51 @@ def matmul_words(lhs: WgpuTensor, rhs: WgpuTensor, batch, cfg) -> tuple[list[int
     return info, (-(-n // bn), gy, -(-total // gy))
 
 
+_ACCESS = ("r", "r", "rw")
+_SUM_ACCESS = ("r", "rw")
+
+
+def _layout(t: WgpuTensor) -> tuple:
+    return t.shape, t.strides, t.offset, t.dtype
+
+
 class WgpuMatmulOps:
     """`matmul` of the Wgpu backend (a mixin of `WgpuBackend`)."""
 
     def matmul(self, lhs: WgpuTensor, rhs: WgpuTensor):
+        rt = lhs.rt
+        plan_key = ("matmul", *_layout(lhs), *_layout(rhs))  # what the plan depends on
+        plan = rt.op_plans.get(plan_key)
+        if plan is not None:
+            shape, source, info, groups, then = plan
+            out = self._like(lhs, shape)
+            rt.launch(source, _ACCESS, (lhs.handle, rhs.handle, out.handle), info, groups)
+            if then is not None:  # split along k: the partial products' sum, one more launch
+                shape, source, info, groups = then
+                partial, out = out, self._like(lhs, shape)
+                rt.launch(source, _SUM_ACCESS, (partial.handle, out.handle), info, groups)
+            return out
         a, b = lhs.shape, rhs.shape
         m, k, n = a[-2], a[-1], b[-1]
         batch = broadcast_shape(a[:-2], b[:-2])
         batches = math.prod(batch)
         slices = split_k(m, n, k, batches) if lhs.dtype.is_float else 1
         if slices > 1 and batches * m * n:
-            return self._matmul_split(lhs, rhs, slices)
+            return self._matmul_split(lhs, rhs, slices, plan_key)
         out = self._like(lhs, (*batch, m, n))
         if out.numel == 0:
             return out
         if k == 0:
             return self.full(out.shape, 0, lhs.dtype, lhs.device)
+        operands = lhs, rhs
         lhs, rhs, layout, cfg = self._matmul_setup(lhs, rhs, batch, m, n, k)
         if cfg is None:  # first of its shape class on this device: tuning computes `out`
             autotune.tune(self, lhs.rt, lhs.dtype, lhs, rhs, out, batch, m, n, k, layout)
-        else:
-            self._matmul_launch(lhs, rhs, out, batch, cfg, layout)
+            return out
+        source, _, _, info, groups = self._matmul_plan(lhs, rhs, out, batch, cfg, layout)
+        rt.launch(source, _ACCESS, (lhs.handle, rhs.handle, out.handle), info, groups)
+        if lhs is operands[0] and rhs is operands[1]:  # read as they are (no copies): kept
+            rt.remember_plan(plan_key, (out.shape, source, info, groups, None))
         return out
 
     def _matmul_setup(self, lhs: WgpuTensor, rhs: WgpuTensor, batch, m: int, n: int, k: int):
@@ -131,19 +161,32 @@ class WgpuMatmulOps:
         cfg = autotune.matmul_config(self, lhs.rt, lhs.dtype, m, n, k, batches, variant)
         return lhs, rhs, layout, cfg
 
-    def _matmul_split(self, lhs: WgpuTensor, rhs: WgpuTensor, slices: int) -> WgpuTensor:
-        """`lhs @ rhs` as the sum over `slices` k-slices, each a batch entry of one matmul."""
-        partial = self.split_products(lhs, rhs, slices)  # [..., S, m, n]
-        total = self.reduce("sum", partial, len(partial.shape) - 3)
-        m, n = partial.shape[-2:]
-        return self.reshape(total, (*partial.shape[:-3], m, n))
+    def _matmul_split(self, lhs: WgpuTensor, rhs: WgpuTensor, slices: int, plan_key: tuple):
+        """`lhs @ rhs` as the sum over `slices` k-slices, each a batch entry of one matmul.
+        When the products and their sum were one planned launch each, the pair is kept as
+        this product's plan."""
+        rt = lhs.rt
+        a, b = self._split_views(lhs, rhs, slices)
+        partial = self.matmul(a, b)  # [..., S, m, n]
+        dim = len(partial.shape) - 3
+        total = self.reduce("sum", partial, dim)
+        out = self.reshape(total, partial.shape[:dim] + partial.shape[dim + 1 :])
+        products = rt.op_plans.get(("matmul", *_layout(a), *_layout(b)))
+        summed = rt.op_plans.get(reduce_plan_key("sum", partial, dim))
+        if products is not None and products[4] is None and summed is not None:
+            shape, source, info, groups, _ = products
+            rt.remember_plan(plan_key, (shape, source, info, groups, (out.shape, *summed[2:])))
+        return out
 
     def split_products(self, lhs: WgpuTensor, rhs: WgpuTensor, slices: int) -> WgpuTensor:
-        """The `[..., S, m, n]` products of `S = slices` k-slices, whose sum is `lhs @ rhs`.
-
-        `[..., m, k]` is viewed as `[..., S, m, k/S]` and `[..., k, n]` as `[..., S, k/S, n]`
-        (strides only, so any layout works, broadcast batch dims included), and the slices
+        """The `[..., S, m, n]` products of `S = slices` k-slices, whose sum is `lhs @ rhs`,
         multiplied as one batched matmul (split again only where still worth it)."""
+        return self.matmul(*self._split_views(lhs, rhs, slices))
+
+    @staticmethod
+    def _split_views(lhs: WgpuTensor, rhs: WgpuTensor, slices: int):
+        """`[..., m, k]` viewed as `[..., S, m, k/S]` and `[..., k, n]` as `[..., S, k/S, n]`
+        (strides only, so any layout works, broadcast batch dims included)."""
         *a_batch, m, k = lhs.shape
         *b_batch, _, n = rhs.shape
         part = k // slices
@@ -151,7 +194,7 @@ class WgpuMatmulOps:
         *b_bs, b_ks, b_ns = rhs.strides
         a = lhs.view((*a_batch, slices, m, part), (*a_bs, part * a_ks, a_ms, a_ks), lhs.offset)
         b = rhs.view((*b_batch, slices, part, n), (*b_bs, part * b_ks, b_ks, b_ns), rhs.offset)
-        return self.matmul(a, b)
+        return a, b
 
     def _matmul_launch(self, lhs, rhs, out, batch, cfg, layout=None) -> None:
         lhs.rt.launch(*self._matmul_plan(lhs, rhs, out, batch, cfg, layout))
@@ -168,7 +211,7 @@ class WgpuMatmulOps:
             source = K.matmul_vec4(bm, bn, bk, tm, tn, *layout, exact)
         info, groups = matmul_words(lhs, rhs, batch, cfg)
         handles = (lhs.handle, rhs.handle, out.handle)
-        return source, ("r", "r", "rw"), handles, info, groups
+        return source, _ACCESS, handles, info, groups
 
     def matmul_variant_ok(self, cfg, layout) -> bool:
         """Whether tile shape `cfg` exists for the kernel variant `layout` (vec4 needs TM, TN

@@ -1,5 +1,8 @@
 """Reductions on Wgpu: one kernel per pass, with the strategy (a thread per row, a workgroup
-tree per row, or chunks of a row and a second pass) chosen by autotune (`autotune.py`)."""
+tree per row, or chunks of a row and a second pass) chosen by autotune (`autotune.py`).
+
+A one-pass reduction's launch depends only on the operand's layout, so it is worked out once per
+layout and kept on the runtime (`Runtime.op_plans`), as a matmul's is."""
 
 from __future__ import annotations
 
@@ -7,6 +10,13 @@ from burn.tensor import DType
 from burn.wgpu import autotune
 from burn.wgpu import kernels as K
 from burn.wgpu.primitive import WgpuTensor
+
+_ACCESS = ("r", "rw")
+
+
+def reduce_plan_key(op: str, p: WgpuTensor, dim: int) -> tuple:
+    """What a reduction's launch depends on: the op, the dim and the operand's layout."""
+    return ("reduce", op, dim, p.shape, p.strides, p.offset, p.dtype)
 
 
 class WgpuReduceOps:
@@ -18,6 +28,14 @@ class WgpuReduceOps:
 
     def reduce(self, op: str, p: WgpuTensor, dim: int):
         """`op` (sum, prod, max, min, argmax, argmin, or mean for floats) along `dim`."""
+        rt = p.rt
+        plan_key = reduce_plan_key(op, p, dim)
+        plan = rt.op_plans.get(plan_key)
+        if plan is not None:
+            out_shape, out_dtype, source, info, groups = plan
+            out = self._like(p, out_shape, out_dtype)
+            rt.launch(source, _ACCESS, (p.handle, out.handle), info, groups)
+            return out
         shape = p.shape
         length = shape[dim]
         out_shape = shape[:dim] + (1,) + shape[dim + 1 :]
@@ -37,7 +55,9 @@ class WgpuReduceOps:
                 p.rt, key, candidates, lambda cfg: self._reduce_into(op, p, dim, out, cfg)
             )
         else:
-            self._reduce_into(op, p, dim, out, cfg)
+            launch = self._reduce_into(op, p, dim, out, cfg)
+            if launch is not None:
+                rt.remember_plan(plan_key, (out_shape, out_dtype, *launch))
         return out
 
     @staticmethod
@@ -54,11 +74,12 @@ class WgpuReduceOps:
 
     def _reduce_into(
         self, op: str, p: WgpuTensor, dim: int, out: WgpuTensor, cfg, divide_by: int = 0
-    ) -> None:
+    ) -> tuple | None:
         """Reduce `p` along `dim` into the contiguous `out` with strategy `cfg` (see
         `autotune.REDUCE_CANDIDATES`): a thread per row, a tree per row, or a tree per chunk of
         a row followed by a second pass over the partial results. A mean sums, and divides by
-        `divide_by` (default: the length reduced) in its last pass."""
+        `divide_by` (default: the length reduced) in its last pass. Returns the launch's
+        `(source, info, groups)` when it was one launch (a plan `reduce` may keep)."""
         mode, wg, chunk = cfg
         serial = mode == 0
         length = p.shape[dim]
@@ -87,9 +108,10 @@ class WgpuReduceOps:
         source = K.reduce(kernel_op, p.dtype, serial, vec, wg, mean and chunks == 1)
         if chunks == 1:
             groups = -(-rows // wg) if serial else rows
-            p.rt.launch(source, ("r", "rw"), (p.handle, out.handle), info, groups)
-            return
+            p.rt.launch(source, _ACCESS, (p.handle, out.handle), info, groups)
+            return source, info, groups
         partial = self._like(p, (rows, chunks), out.dtype)
-        p.rt.launch(source, ("r", "rw"), (p.handle, partial.handle), info, rows * chunks)
+        p.rt.launch(source, _ACCESS, (p.handle, partial.handle), info, rows * chunks)
         second = autotune.reduce_heuristic(op, rows, chunks)
         self._reduce_into(op, partial, 1, self.reshape(out, (rows, 1)), second, divisor)
+        return None

@@ -39,6 +39,7 @@ ARENA_BYTES = 1 << 16
 INFO_WINDOW = 256  # bytes bound for a launch's info words (larger lists get a larger window)
 MAX_BATCH = 128
 MAX_BIND_GROUPS = 8192
+MAX_OP_PLANS = 4096
 
 
 # What index kernels write into the runtime's error word when an index is out of range.
@@ -92,6 +93,10 @@ class Runtime:
         self._pipelines: dict[tuple, tuple] = {}
         self._layouts: dict[tuple, tuple] = {}
         self._groups: dict[tuple, object] = {}
+        # Launch plans of ops whose kernels, info words and grid depend only on their
+        # operands' layouts (`remember_plan`): a training loop's matmuls and reductions repeat
+        # them step after step, and working them out was most of those ops' host time.
+        self.op_plans: dict[tuple, tuple] = {}
         self._lock = threading.RLock()
         self._encoder = None
         self._pass = None
@@ -378,6 +383,13 @@ class Runtime:
             self.launches += 1
             if self._pending >= MAX_BATCH:
                 self.flush()
+
+    def remember_plan(self, key: tuple, plan: tuple) -> None:
+        """Keep an op's launch plan under `key` (its operands' layouts); bounded, as the bind
+        groups are: a program with ever-new shapes starts over instead of growing."""
+        if len(self.op_plans) >= MAX_OP_PLANS:
+            self.op_plans.clear()
+        self.op_plans[key] = plan
 
     def _bind_group(self, key: tuple, bgl, buffers: list, window: int, info_last: bool):
         """Create (and cache under `key`) the bind group of `buffers` and the info window."""
