@@ -353,6 +353,46 @@ def test_reduction_keeps_its_launch_plan_per_layout(monkeypatch):
     np.testing.assert_allclose(second.to_data().array[:, 0], x[1].sum(1), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("op", ["conv2d", "conv_transpose2d", "max_pool2d"])
+def test_im2col_and_col2im_keep_their_launch_plans(monkeypatch, op):
+    """A convolution, a transposed one (col2im) and a pool (im2col padded with -inf) of the
+    same layouts replay the kept launches, bit for bit what planning them afresh gives."""
+    from burn.tensor import module as M
+
+    rng = np.random.default_rng(14)
+    xs = rng.normal(size=(2, 2, 3, 9, 7)).astype(np.float32)
+    w = t(rng.normal(size=(3, 4, 3, 3)))  # [out, in, k, k] of conv2d; [in, out, k, k] of the other
+
+    def run(x):
+        x = x if isinstance(x, Tensor) else t(x)
+        if op == "conv2d":
+            return M.conv2d(x, w.swap_dims(0, 1))
+        if op == "conv_transpose2d":
+            return M.conv_transpose2d(x, w)
+        return M.max_pool2d(x, [3, 3], [2, 2], [1, 1])
+
+    rt = Wgpu.runtime()
+    monkeypatch.setattr(rt, "op_plans", {})
+    run(xs[0]).to_data()
+    with monkeypatch.context() as patched:
+        patched.setattr(type(Wgpu), "_conv_info", _refuse)
+        replayed = run(xs[1]).to_data().array
+    # The same shape at an offset (the second half of a stacked batch): another plan.
+    shifted = run(t(xs.reshape(4, 3, 9, 7)).slice([(2, 4)])).to_data().array
+    monkeypatch.setattr(rt, "op_plans", {})
+    np.testing.assert_array_equal(replayed, run(xs[1]).to_data().array)
+    np.testing.assert_array_equal(shifted, replayed)
+
+
+def test_mean_of_every_element_is_one_launch():
+    x = np.random.default_rng(15).normal(size=(64, 7)).astype(np.float32)
+    out, launches = _launches(lambda: t(x).mean())
+    assert launches == 1
+    np.testing.assert_allclose(out.to_data().array, [x.mean(dtype=np.float64)], rtol=1e-5)
+    strided = t(x).swap_dims(0, 1)  # not contiguous: flattened by a copy first
+    np.testing.assert_allclose(strided.mean().to_data().array, [x.mean()], rtol=1e-5)
+
+
 def test_f16_when_the_adapter_has_it():
     if not Wgpu.capabilities.supports(DType.F16):
         pytest.skip("adapter without shader-f16")

@@ -16,7 +16,8 @@ Interpolation and adaptive average pooling are separable resamplings (`resample.
 launch per spatial dim, where the default issues a gather, multiply and add per tap. Their
 gradients are the same kernel with the transposed taps, so no scatter or atomic is needed.
 The contract's taps builders are memoized and each runtime keeps its uploaded tables by
-content, so after the first step a call costs a dictionary lookup.
+content, so after the first step a call costs a dictionary lookup. `im2col` and `col2im` keep
+their launch plans per operand layout and geometry (`Runtime.op_plans`), as matmuls do.
 """
 
 from __future__ import annotations
@@ -54,27 +55,42 @@ class WgpuModuleOps:
     def im2col(self, x, kernel, stride, dilation, padding, out, value=0):
         from burn.wgpu.backend import _groups, scalar_bits
 
-        n, c, *size = x.shape
-        taps = math.prod(kernel)
-        result = self._like(x, (n, c, taps, *out))
-        total = result.numel
-        value = scalar_bits(value, x.dtype)
-        geometry = (kernel, out, stride, dilation, padding, size, x)
-        info = self._conv_info(K.IM2COL, total, n, c, *geometry, value=value)
-        source = K.im2col(x.dtype, _fixed(c, kernel, out, stride, dilation, padding, size))
-        x.rt.launch(source, ("r", "rw"), (x.handle, result.handle), info, _groups(total))
+        rt = x.rt
+        plan_key = ("im2col", *_geometry_key(x, kernel, stride, dilation, padding, out), value)
+        plan = rt.op_plans.get(plan_key)
+        if plan is None:
+            n, c, *size = x.shape
+            shape = (n, c, math.prod(kernel), *out)
+            total = math.prod(shape)
+            geometry = (kernel, out, stride, dilation, padding, size, x)
+            value = scalar_bits(value, x.dtype)
+            info = self._conv_info(K.IM2COL, total, n, c, *geometry, value=value)
+            source = K.im2col(x.dtype, _fixed(c, kernel, out, stride, dilation, padding, size))
+            plan = (shape, source, info, _groups(total))
+            rt.remember_plan(plan_key, plan)
+        shape, source, info, groups = plan
+        result = self._like(x, shape)
+        rt.launch(source, _ACCESS, (x.handle, result.handle), info, groups)
         return result
 
     def col2im(self, cols, kernel, stride, dilation, padding, size):
         from burn.wgpu.backend import _groups
 
-        n, c, _, *out = cols.shape
-        result = self._like(cols, (n, c, *size))
-        total = result.numel
-        geometry = (kernel, out, stride, dilation, padding, size, cols)
-        info = self._conv_info(K.COL2IM, total, n, c, *geometry)
-        source = K.col2im(cols.dtype, _fixed(c, kernel, out, stride, dilation, padding, size))
-        cols.rt.launch(source, ("r", "rw"), (cols.handle, result.handle), info, _groups(total))
+        rt = cols.rt
+        plan_key = ("col2im", *_geometry_key(cols, kernel, stride, dilation, padding, size))
+        plan = rt.op_plans.get(plan_key)
+        if plan is None:
+            n, c, _, *out = cols.shape
+            shape = (n, c, *size)
+            total = math.prod(shape)
+            geometry = (kernel, out, stride, dilation, padding, size, cols)
+            info = self._conv_info(K.COL2IM, total, n, c, *geometry)
+            source = K.col2im(cols.dtype, _fixed(c, kernel, out, stride, dilation, padding, size))
+            plan = (shape, source, info, _groups(total))
+            rt.remember_plan(plan_key, plan)
+        shape, source, info, groups = plan
+        result = self._like(cols, shape)
+        rt.launch(source, _ACCESS, (cols.handle, result.handle), info, groups)
         return result
 
     # ------------------------------------------------------------------ resampling
@@ -108,6 +124,16 @@ class WgpuModuleOps:
         return self._resample_cached(
             grad, dim, size, key, lambda: R.transposed(index, weight, size)
         )
+
+
+_ACCESS = ("r", "rw")
+
+
+def _geometry_key(t, kernel, stride, dilation, padding, sizes) -> tuple:
+    """What an `im2col` or `col2im` launch depends on: the operand's layout and the geometry
+    (each launch plan is kept on the runtime under it, as a matmul's is)."""
+    return (t.shape, t.strides, t.offset, t.dtype, _ints(kernel), _ints(stride),
+            _ints(dilation), _ints(padding), _ints(sizes))  # fmt: skip
 
 
 def _ints(values) -> tuple[int, ...]:

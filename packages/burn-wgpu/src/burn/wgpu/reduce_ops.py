@@ -26,6 +26,11 @@ class WgpuReduceOps:
         """Float means divide inside the reduction kernel (one launch, not a sum and a divide)."""
         return self.reduce("mean", tensor, dim)
 
+    def float_mean(self, tensor: WgpuTensor):
+        """The mean of every element, as `float_mean_dim` of the flat tensor (a loss's mean:
+        one launch where the contract's is a sum and a divide)."""
+        return self.reduce("mean", self.reshape(tensor, (tensor.numel,)), 0)  # type: ignore[attr-defined]
+
     def reduce(self, op: str, p: WgpuTensor, dim: int):
         """`op` (sum, prod, max, min, argmax, argmin, or mean for floats) along `dim`."""
         rt = p.rt
