@@ -302,6 +302,7 @@ def test_matmul_keeps_its_launch_plan_per_layout(monkeypatch, m, k, n, split):
     monkeypatch.setattr(Wgpu.runtime(), "op_plans", {})
     rng = np.random.default_rng(11)
     a, b = rng.normal(size=(2, m, k)).astype(np.float32), rng.normal(size=(k, n)).astype(np.float32)
+    (t(a[0]) @ t(b)).to_data()  # the first product of a shape class may be tuned (no plan kept)
     first, launches = _launches(lambda: t(a[0]) @ t(b))
     assert launches == (2 if split else 1)
     assert len(Wgpu.runtime().op_plans) >= 1
