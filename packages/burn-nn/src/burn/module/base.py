@@ -60,6 +60,41 @@ def _dispatch(obj, prefix: str, param: Param):
     return None if prefix == "visit" else tensor
 
 
+# The two walks below are module-level functions, not closures that call themselves: such a
+# closure is a reference cycle (function -> cell -> function) holding what it found, so every
+# walk (an optimizer step maps the model once) left the model's old parameters, and the device
+# buffers their tensors own, to the garbage collector instead of freeing them at once.
+def _collect_params(value, path: str, found: list) -> None:
+    """Append `(path, param)` for every `Param` in `value` (a module, list, tuple or dict)."""
+    if isinstance(value, Param):
+        found.append((path, value))
+    elif isinstance(value, Module):
+        for name, field in value.fields():
+            _collect_params(field, f"{path}.{name}" if path else name, found)
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            _collect_params(item, f"{path}.{i}", found)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _collect_params(item, f"{path}.{key}", found)
+
+
+def _transformed(value, where: str, fn):
+    """`value` with every `Param` in it replaced by `fn(param, path)` (modules copied)."""
+    if isinstance(value, Param):
+        return fn(value, where)
+    if isinstance(value, Module):
+        return value._transform(fn, where)
+    if isinstance(value, list):
+        return [_transformed(v, f"{where}.{i}", fn) for i, v in enumerate(value)]
+    if isinstance(value, tuple):
+        items = [_transformed(v, f"{where}.{i}", fn) for i, v in enumerate(value)]
+        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
+    if isinstance(value, dict):
+        return {k: _transformed(v, f"{where}.{k}", fn) for k, v in value.items()}
+    return value
+
+
 def _optional_fields(cls) -> frozenset[str]:
     """Fields annotated as optional (`X | None`): bincode tags their values."""
     cached = cls.__dict__.get("_burn_optional_fields")
@@ -112,21 +147,7 @@ class Module:
     def named_params(self) -> list[tuple[str, Param]]:
         """Every parameter with its dotted path (`encoder.layers.0.weight`)."""
         found: list[tuple[str, Param]] = []
-
-        def walk(value, path: str) -> None:
-            if isinstance(value, Param):
-                found.append((path, value))
-            elif isinstance(value, Module):
-                for name, field in value.fields():
-                    walk(field, f"{path}.{name}" if path else name)
-            elif isinstance(value, (list, tuple)):
-                for i, item in enumerate(value):
-                    walk(item, f"{path}.{i}")
-            elif isinstance(value, dict):
-                for key, item in value.items():
-                    walk(item, f"{path}.{key}")
-
-        walk(self, "")
+        _collect_params(self, "", found)
         return found
 
     def params(self) -> list[Param]:
@@ -161,24 +182,9 @@ class Module:
 
     def _transform(self, fn, path: str = "") -> Module:
         """A shallow copy with every `Param` replaced by `fn(param, path)`."""
-
-        def value_of(value, where: str):
-            if isinstance(value, Param):
-                return fn(value, where)
-            if isinstance(value, Module):
-                return value._transform(fn, where)
-            if isinstance(value, list):
-                return [value_of(v, f"{where}.{i}") for i, v in enumerate(value)]
-            if isinstance(value, tuple):
-                items = [value_of(v, f"{where}.{i}") for i, v in enumerate(value)]
-                return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
-            if isinstance(value, dict):
-                return {k: value_of(v, f"{where}.{k}") for k, v in value.items()}
-            return value
-
         new = copy.copy(self)
         for name, field in self.fields():
-            new.__dict__[name] = value_of(field, f"{path}.{name}" if path else name)
+            new.__dict__[name] = _transformed(field, f"{path}.{name}" if path else name, fn)
         return new
 
     # ------------------------------------------------------------------ devices and grads
