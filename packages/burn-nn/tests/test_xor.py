@@ -90,9 +90,10 @@ def test_xor_trains_to_full_accuracy():
 
 def test_a_training_step_leaves_no_reference_cycles():
     """A step (forward, loss, backward, the optimizer's update of every parameter) frees what
-    it made by reference counting alone: nothing waits for the garbage collector, whose full
-    collections over a large program's objects once cost a GPU step a fifth of its time, and
-    old parameters (and the device buffers they own) are released at once."""
+    it made by reference counting alone: nothing waits for the garbage collector (whose full
+    collections over a large program's objects stopped a training loop for about 0.1 s every
+    couple of thousand steps), and old parameters, and the device buffers they own, are
+    released at once."""
     device = TrainB.device()
     model = XorModelConfig().init(device)
     optim = AdamConfig().init()
