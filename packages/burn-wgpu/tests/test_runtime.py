@@ -441,3 +441,14 @@ def test_unknown_devices_and_missing_adapters_are_burn_errors():
     with pytest.raises(NoAdapterError, match="no DiscreteGpu adapter #99") as caught:
         select_adapter("DiscreteGpu", 99)
     assert isinstance(caught.value, BurnError)
+
+
+def test_adam_scalar_words_round_as_numpy_does():
+    """Adam's step packs its scalars with `struct`; beyond float32's range it rounds to an
+    infinity as numpy does instead of raising."""
+    from burn.wgpu.optim_ops import _scalar_words
+
+    for values in [(0.9, 0.999, 0.1, 1e-3, 0.1, 1e-3, 1e-8, 1e-3, 0.0, 0.0), (1e40,) + (0.1,) * 9]:
+        with np.errstate(over="ignore"):
+            expected = np.array(values, dtype=np.float32).view(np.uint32).tolist()
+        assert list(_scalar_words(*values)) == expected

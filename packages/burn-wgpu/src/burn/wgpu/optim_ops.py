@@ -5,14 +5,34 @@ else (another dtype, a strided view) runs the contract's composition."""
 from __future__ import annotations
 
 import math
+import struct
 
 import numpy as np
 from burn.tensor import DType
 from burn.wgpu import kernels as K
 from burn.wgpu.primitive import WgpuTensor
 
-# The step's scalars, in the order of their words in `K.ADAM`.
+# The step's scalars, in the order of their words in `K.ADAM`, which puts them after the size
+# and the four offsets: every parameter of every step packs these words, so they are written
+# as a list in that order, checked against the layout once here.
 _SCALARS = ("beta_1", "beta_2", "one_b1", "one_b2", "c1", "c2", "epsilon", "lr", "decay", "shrink")
+_PROBE = {"n": 1, "t_offset": 2, "g_offset": 3, "m_offset": 4, "v_offset": 5}
+assert list(K.ADAM.pack(**_PROBE, **{k: 6 + i for i, k in enumerate(_SCALARS)})) == list(
+    range(1, 6 + len(_SCALARS))
+), "K.ADAM's words are not the size, the four offsets and the scalars in order"
+_SCALAR_FLOATS = struct.Struct(f"<{len(_SCALARS)}f")
+_SCALAR_WORDS = struct.Struct(f"<{len(_SCALARS)}I")
+_ACCESS = ("r", "r", "r", "r", "rw", "rw", "rw")
+
+
+def _scalar_words(*values: float) -> tuple[int, ...]:
+    """The float32 bits of each value; one beyond float32's range is an infinity, as numpy
+    rounds it (struct refuses it)."""
+    try:
+        return _SCALAR_WORDS.unpack(_SCALAR_FLOATS.pack(*values))
+    except (OverflowError, struct.error):
+        with np.errstate(over="ignore"):
+            return tuple(np.array(values, dtype=np.float32).view(np.uint32).tolist())
 
 
 class WgpuOptimOps:
@@ -55,11 +75,12 @@ class WgpuOptimOps:
         decoupled = bool(weight_decay) and decoupled_weight_decay
         m_in = grad if first else moment_1
         v_in = grad if first else moment_2
-        outs = [self._like(tensor, shape) for _ in range(3)]  # type: ignore[attr-defined]
+        like = self._like  # type: ignore[attr-defined]
+        outs = (like(tensor, shape), like(tensor, shape), like(tensor, shape))
         n = math.prod(shape)
         # Each scalar as the contract's composition rounds it: computed in float64, stored as
-        # float32 (one word each).
-        values = (
+        # float32 (one word each), after the sizes and offsets (`_SCALARS_AT`).
+        scalars = _scalar_words(
             beta_1,
             beta_2,
             1.0 - beta_1,
@@ -71,21 +92,9 @@ class WgpuOptimOps:
             weight_decay,
             lr * weight_decay,
         )
-        words = np.array(values, dtype=np.float32).view(np.uint32).tolist()
-        info = K.ADAM.pack(
-            n=n,
-            t_offset=tensor.offset,
-            g_offset=grad.offset,
-            m_offset=m_in.offset,  # type: ignore[union-attr]
-            v_offset=v_in.offset,  # type: ignore[union-attr]
-            **dict(zip(_SCALARS, words, strict=True)),
-        )
-        handles = [t.handle for t in (tensor, grad, m_in, v_in)] + [o.handle for o in outs]  # type: ignore[union-attr]
+        info = [n, tensor.offset, grad.offset, m_in.offset, v_in.offset, *scalars]  # type: ignore[union-attr]
+        handles = (tensor.handle, grad.handle, m_in.handle, v_in.handle, *[o.handle for o in outs])  # type: ignore[union-attr]
         tensor.rt.launch(
-            K.adam_step(first, l2, decoupled),
-            ("r", "r", "r", "r", "rw", "rw", "rw"),
-            handles,
-            info,
-            (n + K.WG - 1) // K.WG,
+            K.adam_step(first, l2, decoupled), _ACCESS, handles, info, (n + K.WG - 1) // K.WG
         )
-        return tuple(outs)
+        return outs
