@@ -52,46 +52,49 @@ class WgpuModuleOps:
             **extra,
         )
 
+    def _planned(self, src, plan_key: tuple, make):
+        """The result of the one-input kernel planned under `plan_key` (by `make()`, the first
+        time: `(shape, source, info, groups)`), launched on `src` into a new tensor."""
+        rt = src.rt
+        plan = rt.op_plans.get(plan_key)
+        if plan is None:
+            plan = make()
+            rt.remember_plan(plan_key, plan)
+        shape, source, info, groups = plan
+        result = self._like(src, shape)
+        rt.launch(source, _ACCESS, (src.handle, result.handle), info, groups)
+        return result
+
     def im2col(self, x, kernel, stride, dilation, padding, out, value=0):
         from burn.wgpu.backend import _groups, scalar_bits
 
-        rt = x.rt
-        plan_key = ("im2col", *_geometry_key(x, kernel, stride, dilation, padding, out), value)
-        plan = rt.op_plans.get(plan_key)
-        if plan is None:
+        def make():
             n, c, *size = x.shape
             shape = (n, c, math.prod(kernel), *out)
             total = math.prod(shape)
             geometry = (kernel, out, stride, dilation, padding, size, x)
-            value = scalar_bits(value, x.dtype)
-            info = self._conv_info(K.IM2COL, total, n, c, *geometry, value=value)
+            bits = scalar_bits(value, x.dtype)
+            info = self._conv_info(K.IM2COL, total, n, c, *geometry, value=bits)
             source = K.im2col(x.dtype, _fixed(c, kernel, out, stride, dilation, padding, size))
-            plan = (shape, source, info, _groups(total))
-            rt.remember_plan(plan_key, plan)
-        shape, source, info, groups = plan
-        result = self._like(x, shape)
-        rt.launch(source, _ACCESS, (x.handle, result.handle), info, groups)
-        return result
+            return shape, source, info, _groups(total)
+
+        key = ("im2col", *_geometry_key(x, kernel, stride, dilation, padding, out), value)
+        return self._planned(x, key, make)
 
     def col2im(self, cols, kernel, stride, dilation, padding, size):
         from burn.wgpu.backend import _groups
 
-        rt = cols.rt
-        plan_key = ("col2im", *_geometry_key(cols, kernel, stride, dilation, padding, size))
-        plan = rt.op_plans.get(plan_key)
-        if plan is None:
+        def make():
             n, c, _, *out = cols.shape
             shape = (n, c, *size)
             total = math.prod(shape)
             geometry = (kernel, out, stride, dilation, padding, size, cols)
             info = self._conv_info(K.COL2IM, total, n, c, *geometry)
             source = K.col2im(cols.dtype, _fixed(c, kernel, out, stride, dilation, padding, size))
-            plan = (shape, source, info, _groups(total))
-            rt.remember_plan(plan_key, plan)
-        shape, source, info, groups = plan
-        result = self._like(cols, shape)
-        rt.launch(source, _ACCESS, (cols.handle, result.handle), info, groups)
-        return result
+            return shape, source, info, _groups(total)
+
+        key = ("col2im", *_geometry_key(cols, kernel, stride, dilation, padding, size))
+        return self._planned(cols, key, make)
 
     # ------------------------------------------------------------------ resampling
     def _resample_cached(self, x, dim: int, length: int, key, build):
