@@ -18,13 +18,21 @@ printed, with every run.
 With `--guide` the step is what the Learner runs for the guide instead: its model
 (examples/guide, dropout as in the book), `model.train_step(batch)` and `burn.optim.Adam`'s
 `step`, on a batch of 64 MNIST-shaped images.
+
+With `--loop N` each backend instead runs N steps with real submissions (a sync every 20 steps),
+as a training loop does: ms per step, and what the garbage collector took of it (its time per
+step and the full collections it ran), which a few timed steps rarely include.
+
+    python benches/bench_host.py --guide --loop 1500
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import statistics
 import sys
+import time
 import types
 from pathlib import Path
 
@@ -92,6 +100,42 @@ def measure(which: str, warmup: int, settle: int, steps: int, repeats: int, guid
     return runs, launches
 
 
+def loop(which: str, warmup: int, steps: int, guide=False) -> tuple[float, float, int]:
+    """(ms per step, the collector's ms per step, full collections) over `steps` real steps."""
+    rng = np.random.default_rng(0)
+    inner = Fusion(Wgpu) if which == "fusion" else Wgpu
+    if guide:
+        step = GuideStep(inner, rng)
+    else:
+        params = init_cnn(rng, 28)
+        x = rng.random((64, 1, 28, 28), dtype=np.float32)
+        step = AdamStep(inner, params, x, rng.integers(0, 10, 64), drop=False)
+    for _ in range(warmup):
+        step.complete_step()
+    inner.sync()
+    spent, full, started = [0.0], [0], [0.0]
+
+    def collector(phase: str, info: dict) -> None:
+        if phase == "start":
+            started[0] = time.perf_counter()
+        else:
+            spent[0] += time.perf_counter() - started[0]
+            full[0] += info["generation"] == 2
+
+    gc.callbacks.append(collector)
+    try:
+        start = time.perf_counter()
+        for i in range(steps):
+            step.complete_step()
+            if i % 20 == 19:
+                inner.sync()
+        inner.sync()
+        seconds = time.perf_counter() - start
+    finally:
+        gc.callbacks.remove(collector)
+    return 1e3 * seconds / steps, 1e3 * spent[0] / steps, full[0]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("backends", nargs="*", help=f"of {list(BACKENDS)} (default: both)")
@@ -100,11 +144,19 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=10, help="steps per timed run")
     parser.add_argument("--repeats", type=int, default=5, help="timed runs (median printed)")
     parser.add_argument("--guide", action="store_true", help="the guide's model and optimizer")
+    parser.add_argument("--loop", type=int, default=0, help="N real steps instead (see above)")
     args = parser.parse_args()
     unknown = [b for b in args.backends if b not in BACKENDS]
     if unknown:
         parser.error(f"unknown backends {unknown}; choose from {list(BACKENDS)}")
     for which in args.backends or list(BACKENDS):
+        if args.loop:
+            ms, collector, full = loop(which, args.warmup, args.loop, args.guide)
+            print(
+                f"{BACKENDS[which]}: {ms:.3f} ms per step over {args.loop} steps; the garbage "
+                f"collector {collector:.3f} ms per step, {full} full collection(s)"
+            )
+            continue
         runs, launches = measure(
             which, args.warmup, args.settle, args.steps, args.repeats, args.guide
         )
