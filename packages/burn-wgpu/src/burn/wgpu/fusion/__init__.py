@@ -120,6 +120,13 @@ class WgpuFusionBackend:
         class, which the eager matmul tunes)."""
         if lhs.dtype is not DType.F32 or rhs.dtype is not DType.F32:
             return None
+        # The key depends only on the operands' layouts: kept per layout on the runtime, as
+        # the backend's own matmuls keep their launch plans (every traced step asks again).
+        rt = lhs.rt
+        plan_key = ("epilogue matmul", *_layout(lhs), *_layout(rhs))
+        key = rt.op_plans.get(plan_key)
+        if key is not None:
+            return lhs, rhs, key
         a, b = lhs.shape, rhs.shape
         m, k, n = a[-2], a[-1], b[-1]
         batch = broadcast_shape(a[:-2], b[:-2])
@@ -128,11 +135,16 @@ class WgpuFusionBackend:
             return None
         slices = split_k(m, n, k, batches)
         if slices > 1:
-            return lhs, rhs, matmul_key(lhs, rhs, None, None, slices)
-        lhs, rhs, layout, cfg = Wgpu._matmul_setup(lhs, rhs, batch, m, n, k)
+            key = matmul_key(lhs, rhs, None, None, slices)
+            rt.remember_plan(plan_key, key)
+            return lhs, rhs, key
+        read_lhs, read_rhs, layout, cfg = Wgpu._matmul_setup(lhs, rhs, batch, m, n, k)
         if cfg is None:
             return None
-        return lhs, rhs, matmul_key(lhs, rhs, layout, cfg)
+        key = matmul_key(read_lhs, read_rhs, layout, cfg)
+        if read_lhs is lhs and read_rhs is rhs:  # read as they are (no copies): kept
+            rt.remember_plan(plan_key, key)
+        return read_lhs, read_rhs, key
 
     def compile_matmul(self, segment) -> MatmulPlan:
         keys = [self.layout_key(leaf.arg, segment.shape) for leaf in segment.leaves]
@@ -210,6 +222,10 @@ def _segment_words(segment, strided, param_dtypes, lanes: int) -> list[int]:
     for value, dtype in zip(segment.params, param_dtypes, strict=True):
         words.append(scalar_bits(value, dtype))
     return words
+
+
+def _layout(t: WgpuTensor) -> tuple:
+    return t.shape, t.strides, t.offset, t.dtype
 
 
 def _runtime(segment):
