@@ -77,17 +77,20 @@ class GuideStep:
         self.inner.submit()
 
 
-def measure(which: str, warmup: int, settle: int, steps: int, repeats: int, guide=False):
-    """(host ms per step of each run, launches per step) for one backend."""
+def make_step(which: str, guide: bool):
+    """(the inner backend, the step) for one backend: the bench CNN, or the guide's own."""
     rng = np.random.default_rng(0)
     inner = Fusion(Wgpu) if which == "fusion" else Wgpu
     if guide:
-        step = GuideStep(inner, rng)
-    else:
-        params = init_cnn(rng, 28)
-        x = rng.random((64, 1, 28, 28), dtype=np.float32)
-        targets = rng.integers(0, 10, 64)
-        step = AdamStep(inner, params, x, targets, drop=False)
+        return inner, GuideStep(inner, rng)
+    params = init_cnn(rng, 28)
+    x = rng.random((64, 1, 28, 28), dtype=np.float32)
+    return inner, AdamStep(inner, params, x, rng.integers(0, 10, 64), drop=False)
+
+
+def measure(which: str, warmup: int, settle: int, steps: int, repeats: int, guide=False):
+    """(host ms per step of each run, launches per step) for one backend."""
+    inner, step = make_step(which, guide)
     for _ in range(warmup):
         step.complete_step()
     Wgpu.sync()
@@ -102,14 +105,7 @@ def measure(which: str, warmup: int, settle: int, steps: int, repeats: int, guid
 
 def loop(which: str, warmup: int, steps: int, guide=False) -> tuple[float, float, int]:
     """(ms per step, the collector's ms per step, full collections) over `steps` real steps."""
-    rng = np.random.default_rng(0)
-    inner = Fusion(Wgpu) if which == "fusion" else Wgpu
-    if guide:
-        step = GuideStep(inner, rng)
-    else:
-        params = init_cnn(rng, 28)
-        x = rng.random((64, 1, 28, 28), dtype=np.float32)
-        step = AdamStep(inner, params, x, rng.integers(0, 10, 64), drop=False)
+    inner, step = make_step(which, guide)
     for _ in range(warmup):
         step.complete_step()
     inner.sync()

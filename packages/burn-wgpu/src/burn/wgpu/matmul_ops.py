@@ -19,7 +19,7 @@ import math
 from burn.tensor import DType
 from burn.wgpu import autotune
 from burn.wgpu import kernels as K
-from burn.wgpu.primitive import WgpuTensor, block, broadcast_shape
+from burn.wgpu.primitive import WgpuTensor, block, broadcast_shape, layout_of
 from burn.wgpu.reduce_ops import reduce_plan_key
 
 
@@ -95,8 +95,9 @@ _ACCESS = ("r", "r", "rw")
 _SUM_ACCESS = ("r", "rw")
 
 
-def _layout(t: WgpuTensor) -> tuple:
-    return t.shape, t.strides, t.offset, t.dtype
+def matmul_plan_key(lhs: WgpuTensor, rhs: WgpuTensor) -> tuple:
+    """What a matmul's launch plan depends on: both operands' layouts."""
+    return ("matmul", *layout_of(lhs), *layout_of(rhs))
 
 
 class WgpuMatmulOps:
@@ -104,7 +105,7 @@ class WgpuMatmulOps:
 
     def matmul(self, lhs: WgpuTensor, rhs: WgpuTensor):
         rt = lhs.rt
-        plan_key = ("matmul", *_layout(lhs), *_layout(rhs))  # what the plan depends on
+        plan_key = matmul_plan_key(lhs, rhs)
         plan = rt.op_plans.get(plan_key)
         if plan is not None:
             shape, source, info, groups, then = plan
@@ -171,7 +172,7 @@ class WgpuMatmulOps:
         dim = len(partial.shape) - 3
         total = self.reduce("sum", partial, dim)
         out = self.reshape(total, partial.shape[:dim] + partial.shape[dim + 1 :])
-        products = rt.op_plans.get(("matmul", *_layout(a), *_layout(b)))
+        products = rt.op_plans.get(matmul_plan_key(a, b))
         summed = rt.op_plans.get(reduce_plan_key("sum", partial, dim))
         if products is not None and products[4] is None and summed is not None:
             shape, source, info, groups, _ = products

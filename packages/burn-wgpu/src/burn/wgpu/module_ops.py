@@ -27,6 +27,7 @@ import math
 import numpy as np
 from burn.wgpu import kernels as K
 from burn.wgpu import resample as R
+from burn.wgpu.primitive import layout_of
 
 
 class WgpuModuleOps:
@@ -135,8 +136,8 @@ _ACCESS = ("r", "rw")
 def _geometry_key(t, kernel, stride, dilation, padding, sizes) -> tuple:
     """What an `im2col` or `col2im` launch depends on: the operand's layout and the geometry
     (each launch plan is kept on the runtime under it, as a matmul's is)."""
-    return (t.shape, t.strides, t.offset, t.dtype, _ints(kernel), _ints(stride),
-            _ints(dilation), _ints(padding), _ints(sizes))  # fmt: skip
+    return (*layout_of(t), _ints(kernel), _ints(stride), _ints(dilation), _ints(padding),
+            _ints(sizes))  # fmt: skip
 
 
 def _ints(values) -> tuple[int, ...]:

@@ -96,6 +96,12 @@ class WgpuTensor:
         return f"WgpuTensor(shape={shape}, dtype={self.dtype.value}, strides={strides})"
 
 
+def layout_of(t: WgpuTensor) -> tuple:
+    """`(shape, strides, offset, dtype)`: all a kernel's launch depends on about an operand
+    besides its buffer (the key of kept launch plans and of capture's comparisons)."""
+    return t.shape, t.strides, t.offset, t.dtype
+
+
 def block(t: WgpuTensor, shape) -> list[int]:
     """The info block `[contiguous flag, offset, strides...]` reading `t` broadcast to `shape`."""
     shape = tuple(shape)

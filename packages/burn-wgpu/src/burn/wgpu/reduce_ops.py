@@ -9,14 +9,14 @@ from __future__ import annotations
 from burn.tensor import DType
 from burn.wgpu import autotune
 from burn.wgpu import kernels as K
-from burn.wgpu.primitive import WgpuTensor
+from burn.wgpu.primitive import WgpuTensor, layout_of
 
 _ACCESS = ("r", "rw")
 
 
 def reduce_plan_key(op: str, p: WgpuTensor, dim: int) -> tuple:
     """What a reduction's launch depends on: the op, the dim and the operand's layout."""
-    return ("reduce", op, dim, p.shape, p.strides, p.offset, p.dtype)
+    return ("reduce", op, dim, *layout_of(p))
 
 
 class WgpuReduceOps:

@@ -26,7 +26,7 @@ from burn.wgpu.fusion.reduce import supported as reduce_supported
 from burn.wgpu.kernels.expressions import binary_expr, unary_expr
 from burn.wgpu.kernels.wgsl import WG
 from burn.wgpu.matmul_ops import matmul_words, split_k
-from burn.wgpu.primitive import WgpuTensor, block, broadcast_shape
+from burn.wgpu.primitive import WgpuTensor, block, broadcast_shape, layout_of
 
 FUSED_DTYPES = frozenset({DType.F32, DType.I32, DType.BOOL})
 # Bindings one fused kernel may use besides its info words (lavapipe offers 32, most GPUs more;
@@ -123,7 +123,7 @@ class WgpuFusionBackend:
         # The key depends only on the operands' layouts: kept per layout on the runtime, as
         # the backend's own matmuls keep their launch plans (every traced step asks again).
         rt = lhs.rt
-        plan_key = ("epilogue matmul", *_layout(lhs), *_layout(rhs))
+        plan_key = ("epilogue matmul", *layout_of(lhs), *layout_of(rhs))
         key = rt.op_plans.get(plan_key)
         if key is not None:
             return lhs, rhs, key
@@ -222,10 +222,6 @@ def _segment_words(segment, strided, param_dtypes, lanes: int) -> list[int]:
     for value, dtype in zip(segment.params, param_dtypes, strict=True):
         words.append(scalar_bits(value, dtype))
     return words
-
-
-def _layout(t: WgpuTensor) -> tuple:
-    return t.shape, t.strides, t.offset, t.dtype
 
 
 def _runtime(segment):

@@ -41,7 +41,7 @@ from burn.tensor.errors import BackendError
 from burn.wgpu import kernels as K
 from burn.wgpu.backend import Wgpu
 from burn.wgpu.fusion.replay import Replayer
-from burn.wgpu.primitive import WgpuTensor
+from burn.wgpu.primitive import WgpuTensor, layout_of
 
 
 class CaptureError(BackendError):
@@ -144,10 +144,6 @@ def _flatten(value) -> tuple[list[Tensor], Any]:
     raise CaptureError("capture: a step returns a tensor or a list or tuple of tensors")
 
 
-def _layout(p: WgpuTensor) -> tuple:
-    return (p.shape, p.strides, p.offset, p.dtype)
-
-
 class CapturedStep:
     """A step function that is recorded on its 2nd and 3rd calls and replayed after."""
 
@@ -240,7 +236,7 @@ class CapturedStep:
             return result
         self._static, self._spec = static, spec
         self._rewrap = [_rewrapper(t) for t in outs]
-        self._layouts = [_layout(p) for p in rec.inputs]
+        self._layouts = [layout_of(p) for p in rec.inputs]
         self._recordings.append(rec)
         if len(self._recordings) == 2:
             problem = _compare(*self._recordings)
@@ -259,7 +255,7 @@ class CapturedStep:
         if static != self._static:
             return None
         prims = _primitives(tensors)
-        if [_layout(p) for p in prims] != self._layouts:
+        if [layout_of(p) for p in prims] != self._layouts:
             return None
         ids = {id(p.handle) for p in prims}
         usable = [r for r in self._recordings if not ids & r.created.keys()]
@@ -346,7 +342,7 @@ def _compare(a: Recording, b: Recording) -> str | None:
         if not all(same_role(x, y) for x, y in zip(la.handles, lb.handles, strict=True)):
             return f"launch {k} uses other buffers between the recorded calls"
     for pa, pb in zip(a.outputs, b.outputs, strict=True):
-        if _layout(pa) != _layout(pb) or not same_role(pa.handle, pb.handle):
+        if layout_of(pa) != layout_of(pb) or not same_role(pa.handle, pb.handle):
             return "the results come from other buffers or layouts between the recorded calls"
     return None
 
