@@ -10,7 +10,7 @@ Measured in one process, side by side:
   launches per step and the host ms per step (the step with GPU submissions skipped). The
   traced steps update the weights with Adam written in tensor ops (as the captured step must,
   its bias corrections computed on the device) and, in the rows marked "burn's Adam", with
-  the framework's own update (`burn.tensor.optim.adam_step`, what `burn.optim.Adam` runs), as
+  the framework's own update (`burn.tensor.optim.adam_step_many`, what `burn.optim.Adam` runs), as
   PyTorch's rows use `torch.optim.Adam`;
 - a chain of 8 elementwise ops on 2^26 f32 elements, fused (one kernel) and unfused (eight),
   in effective TB/s counting only the chain's two inputs and its output.
@@ -53,7 +53,7 @@ from burn.autodiff import Autodiff  # noqa: E402
 from burn.backend import registry  # noqa: E402
 from burn.tensor import Distribution, Int, Tensor, TensorData, activation  # noqa: E402
 from burn.tensor.module import adaptive_avg_pool2d, conv2d  # noqa: E402
-from burn.tensor.optim import adam_step  # noqa: E402
+from burn.tensor.optim import adam_step_many  # noqa: E402
 from burn.wgpu import Wgpu  # noqa: E402
 from common import emit  # noqa: E402
 
@@ -86,8 +86,9 @@ def cnn(p, x, targets, backend, drop: bool) -> Tensor:
 
 class AdamStep:
     """Forward, backward and an Adam update on `Autodiff(inner)`: the update written with
-    tensor ops, or with `burn_adam` the framework's own (`burn.tensor.optim.adam_step`, what
-    `burn.optim.Adam` runs for each parameter: one backend op, one kernel on Wgpu)."""
+    tensor ops, or with `burn_adam` the framework's own (`burn.tensor.optim.adam_step_many`,
+    what `burn.optim.Adam` runs for a step's parameters: one backend op, one kernel for a group
+    of parameters on Wgpu)."""
 
     def __init__(
         self, inner, params, x, targets, drop: bool, lr=1e-3, betas=(0.9, 0.999), burn_adam=False
@@ -115,23 +116,11 @@ class AdamStep:
         self.t += 1
         b1, b2 = self.betas
         c1, c2 = 1 - b1**self.t, 1 - b2**self.t
+        if self.burn_adam:
+            self._burn_adam(grads)
+            return loss
         for k, p in self.params.items():
             g = p.grad_remove(grads)
-            if self.burn_adam:
-                first = self.t == 1
-                inner, self.m[k], self.v[k] = adam_step(
-                    p.inner(),
-                    g,
-                    None if first else self.m[k],
-                    None if first else self.v[k],
-                    self.t,
-                    self.lr,
-                    b1,
-                    b2,
-                    self.eps,
-                )
-                self.params[k] = Tensor[self.backend, p.rank()].from_inner(inner).require_grad()
-                continue
             self.m[k] = self.m[k] * b1 + g * (1 - b1)
             self.v[k] = self.v[k] * b2 + g * g * (1 - b2)
             update = (self.m[k] / c1) / ((self.v[k] / c2).sqrt() + self.eps)
@@ -141,6 +130,27 @@ class AdamStep:
                 .require_grad()
             )
         return loss
+
+    def _burn_adam(self, grads) -> None:
+        """Every parameter's update in one `adam_step_many`, as `burn.optim.Adam` does."""
+        keys = list(self.params)
+        first = self.t == 1
+        b1, b2 = self.betas
+        updated, m, v = adam_step_many(
+            [self.params[k].inner() for k in keys],
+            [self.params[k].grad_remove(grads) for k in keys],
+            None if first else [self.m[k] for k in keys],
+            None if first else [self.v[k] for k in keys],
+            self.t,
+            self.lr,
+            b1,
+            b2,
+            self.eps,
+        )
+        for k, inner, m_k, v_k in zip(keys, updated, m, v, strict=True):
+            rank = self.params[k].rank()
+            self.params[k] = Tensor[self.backend, rank].from_inner(inner).require_grad()
+            self.m[k], self.v[k] = m_k, v_k
 
     def complete_step(self) -> Tensor:
         """A step whose recorded work is all computed (what a timed step must include)."""

@@ -379,3 +379,59 @@ def test_adam_moments_in_another_dtype_are_cast_to_the_parameters():
     assert after["momentum"]["moment_1"].dtype == DType.F32
     assert after["momentum"]["time"] == 2
     assert np.array_equal(stepped.to_data().as_array(), expected.to_data().as_array())
+
+
+@pytest.mark.parametrize("name", ["adam_options", "adamw_options"])
+def test_adam_updates_every_parameter_of_a_step_in_one_op(reference, name, monkeypatch):
+    """`OptimizerAdaptor` hands Adam and AdamW the whole step (`step_many`), which updates all
+    parameters at the same step count with one `adam_step_many`; the numbers are those of
+    `step` one parameter at a time, to the bit."""
+    from burn.optim import adam as adam_module
+    from burn.optim.simple import SimpleOptimizer
+
+    calls = []
+    many = adam_module.adam_step_many
+
+    def counted(tensors, *args, **kwargs):
+        calls.append(len(tensors))
+        return many(tensors, *args, **kwargs)
+
+    monkeypatch.setattr(adam_module, "adam_step_many", counted)
+    spec = CASES[name]["spec"]
+    batched, single = build(spec), build(spec)
+    single.optim.step_many = lambda lr, items: SimpleOptimizer.step_many(single.optim, lr, items)
+    model, x, y = problem(reference, "f32")
+    ours = train(model, x, y, batched, 0.01, 3)
+    assert calls == [2, 2, 2]
+    theirs = train(model, x, y, single, 0.01, 3)
+    assert calls == [2, 2, 2]  # one parameter at a time: `adam_step` only
+    for a, b in zip(ours.params(), theirs.params(), strict=True):
+        assert np.array_equal(a.val().to_data().as_array(), b.val().to_data().as_array())
+    for key, state in batched.to_record().items():
+        other = single.to_record()[key]["momentum"]
+        for part in ("moment_1", "moment_2"):
+            assert state["momentum"][part] == other[part]
+
+
+def test_adam_step_many_groups_parameters_by_step_count():
+    """Parameters at different step counts (one joined the training later) are updated in
+    one op per count, each as `step` alone would."""
+    rule = AdamConfig().init().optim
+    rng = np.random.default_rng(11)
+
+    def t(shape):
+        return Tensor.from_data(rng.normal(size=shape), DEVICE, dtype=DType.F32)
+
+    params = [t((3, 2)), t((4,)), t((2, 2))]
+    grads = [t((3, 2)), t((4,)), t((2, 2))]
+    _, older = rule.step(0.01, params[0], grads[0], None)
+    _, older = rule.step(0.01, params[0], grads[0], older)
+    _, newer = rule.step(0.01, params[2], grads[2], None)
+    states = [older, None, newer]
+    items = list(zip(params, grads, states, strict=True))
+    got = rule.step_many(0.01, items)
+    for (tensor, grad, state), (new, new_state) in zip(items, got, strict=True):
+        want, want_state = rule.step(0.01, tensor, grad, state)
+        assert new_state["momentum"]["time"] == want_state["momentum"]["time"]
+        assert np.array_equal(new.to_data().as_array(), want.to_data().as_array())
+    assert [s["momentum"]["time"] for _, s in got] == [3, 1, 2]

@@ -221,3 +221,62 @@ def test_adam_step_is_one_kernel_and_a_strided_view_takes_the_composition(first,
     assert rt.launches - before > 1
     for a, b in zip(fast, composed, strict=True):
         np.testing.assert_allclose(down(a), down(b), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("first", [True, False])
+def test_adam_step_many_launches_once_per_group_of_parameters(first, monkeypatch):
+    """Wgpu's `float_adam_step_many`: the parameters the kernel takes go a group per launch,
+    as many per group as the device's storage-buffer bindings allow; a strided one takes the
+    one-parameter op's composition. Every result is bit for bit the one-parameter op's."""
+    from burn.wgpu import optim_ops
+
+    rng = np.random.default_rng(3)
+    shapes = [(8, 1, 3, 3), (8,), (16, 8, 3, 3), (16,), (300, 70), (70,), (70, 10), (10,)]
+
+    def uploads(positive=False):
+        return [up(np.abs(a) if positive else a) for a in (rng.standard_normal(s) for s in shapes)]
+
+    params, grads = uploads(), uploads()
+    moments = (None, None) if first else (uploads(), uploads(positive=True))
+    args = (1 if first else 3, 1e-3, 0.9, 0.999, 1e-8, 0.01, True)
+    rt = Wgpu.runtime()
+    per = optim_ops.params_per_launch(rt, first)
+    bindings = rt.limits["max-storage-buffers-per-shader-stage"]
+    assert per == min(optim_ops.MAX_PARAMS_PER_LAUNCH, (bindings - 1) // (5 if first else 7))
+
+    def one_by_one():
+        return [
+            Wgpu.float_adam_step(
+                params[k],
+                grads[k],
+                None if first else moments[0][k],
+                None if first else moments[1][k],
+                *args,
+            )
+            for k in range(len(shapes))
+        ]
+
+    def check(got):
+        want = one_by_one()
+        for k in range(len(shapes)):
+            for j in range(3):
+                np.testing.assert_array_equal(down(got[j][k]), down(want[k][j]))
+
+    for limit, launches in [(per, -(-len(shapes) // per)), (3, 3)]:
+        monkeypatch.setattr(optim_ops, "MAX_PARAMS_PER_LAUNCH", limit)
+        before = rt.launches
+        got = Wgpu.float_adam_step_many(params, grads, *moments, *args)
+        assert rt.launches - before == launches
+        check(got)
+    # A transposed parameter leaves the groups for the composition; the other seven group.
+    monkeypatch.setattr(optim_ops, "MAX_PARAMS_PER_LAUNCH", 16)
+    square = rng.standard_normal((10, 10))
+    params[7], grads[7] = transposed(square), up(square)
+    shapes[7] = (10, 10)
+    if not first:
+        moments[0][7], moments[1][7] = up(square), up(np.abs(square))
+    before = rt.launches
+    got = Wgpu.float_adam_step_many(params, grads, *moments, *args)
+    composition = rt.launches - before - -(-7 // per)
+    assert composition > 1
+    check(got)

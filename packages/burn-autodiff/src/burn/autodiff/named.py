@@ -49,12 +49,22 @@ def forwarded(name: str, wrap: Callable[[Any], Any], unwrap: Callable[[Any], Any
         if raw:
             return out
         if isinstance(out, tuple):
-            return tuple(None if o is None else wrap(o) for o in out)
+            return tuple(_wrapped(o, wrap) for o in out)
         return wrap(out)
 
     method.__name__ = name
     method.__wrapped__ = _contract(name)  # type: ignore[attr-defined]
     return method
+
+
+def _wrapped(out, wrap: Callable[[Any], Any]):
+    """One part of a tuple result wrapped: None stays None, a list (as the optimizer updates of
+    many parameters return) is wrapped element by element."""
+    if out is None:
+        return None
+    if isinstance(out, list):
+        return [wrap(o) for o in out]
+    return wrap(out)
 
 
 # ====================================================================== rule builders
@@ -247,6 +257,7 @@ WITH_INDICES = (
 NOT_DIFFERENTIABLE = frozenset(
     {
         "float_adam_step",
+        "float_adam_step_many",
         "float_from_data",
         "float_into_data",
         "float_into_int",

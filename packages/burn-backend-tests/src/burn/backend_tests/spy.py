@@ -267,15 +267,19 @@ def _core_arguments(op: str, make: Maker) -> list[Any] | None:
 
 
 def _optimizer_arguments(op: str, make: Maker) -> list[Any] | None:
-    """Arguments of an optimizer update (`float_adam_step`): a second step of a `[2, 3]`
-    parameter with both moments; None when `op` is not one."""
-    if op != "float_adam_step":
+    """Arguments of an optimizer update (`float_adam_step`, or `float_adam_step_many` of two
+    parameters): a second step of a `[2, 3]` parameter with both moments; None when `op` is
+    not one."""
+    if op not in ("float_adam_step", "float_adam_step_many"):
         return None
     param = make.prim("float", [[1.0, -2.0, 3.0], [0.5, 4.0, -1.0]])
     grad = make.prim("float", [[0.1, 0.2, -0.3], [0.4, -0.5, 0.6]])
     moment_1 = make.prim("float", np.full((2, 3), 0.01))
     moment_2 = make.prim("float", np.full((2, 3), 0.001))
-    return [param, grad, moment_1, moment_2, 2, 0.1, 0.9, 0.999, 1e-5, 0.01, True]
+    inputs: list[Any] = [param, grad, moment_1, moment_2]
+    if op == "float_adam_step_many":
+        inputs = [[value, value] for value in inputs]
+    return [*inputs, 2, 0.1, 0.9, 0.999, 1e-5, 0.01, True]
 
 
 _ACTIVATION = {

@@ -256,8 +256,17 @@ class FusedBackend(Backend):
             *[self._unwrap(a) for a in args], **{k: self._unwrap(v) for k, v in kwargs.items()}
         )
         if isinstance(out, tuple):
-            return tuple(self._wrap(o) if o is not None else None for o in out)
+            return tuple(self._wrapped(o) for o in out)
         return self._wrap(out) if out is not None else None
+
+    def _wrapped(self, out):
+        """One part of a tuple result as handles: None stays None, a list (as the optimizer
+        updates of many parameters return) becomes a list of handles."""
+        if out is None:
+            return None
+        if isinstance(out, list):
+            return [self._wrap(o) for o in out]
+        return self._wrap(out)
 
     def _node(self, handle: FusionTensor) -> Node:
         """The node standing for `handle` in a new node's inputs: its recorded node, or the

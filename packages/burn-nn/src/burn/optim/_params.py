@@ -6,13 +6,10 @@ without modules, a dict of parameter id -> tensor.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 from burn.module import Module, ModuleMapper
 from burn.tensor import Float, Tensor
-
-# fn(id, tensor, require_grad) -> new tensor
-ParamFn = Callable[[object, Tensor, bool], Tensor]
 
 
 def _kind_error(model) -> TypeError:
@@ -33,20 +30,18 @@ def iter_params(model) -> Iterator[tuple[object, Tensor, bool]]:
         raise _kind_error(model)
 
 
-class _FloatMapper(ModuleMapper):
-    def __init__(self, fn: ParamFn, flags: dict):
-        self.fn = fn
-        self.flags = flags
+class _Replacer(ModuleMapper):
+    def __init__(self, new: dict):
+        self.new = new
 
     def map_float(self, id, tensor: Tensor) -> Tensor:  # noqa: A002 - Burn's name
-        return self.fn(id, tensor, self.flags.get(id, True))
+        return self.new.get(id, tensor)
 
 
-def map_params(model, fn: ParamFn):
-    """`model` with each float parameter replaced by `fn(id, tensor, require_grad)`."""
+def replace_params(model, new: dict):
+    """`model` with each float parameter whose id is in `new` replaced by `new[id]`."""
     if isinstance(model, Module):
-        flags = {param.id: param.require_grad for param in model.params()}
-        return model.map(_FloatMapper(fn, flags))
+        return model.map(_Replacer(new))
     if isinstance(model, dict):
-        return {pid: fn(pid, tensor, tensor.is_require_grad()) for pid, tensor in model.items()}
+        return {pid: new.get(pid, tensor) for pid, tensor in model.items()}
     raise _kind_error(model)

@@ -7,7 +7,7 @@ from burn.optim.decay import WeightDecay, WeightDecayConfig
 from burn.optim.grad_clipping import GradientClippingConfig
 from burn.optim.simple import OptimizerAdaptor, SimpleOptimizer
 from burn.tensor import Tensor
-from burn.tensor.optim import adam_step
+from burn.tensor.optim import adam_step, adam_step_many
 
 
 class AdaptiveMomentum:
@@ -17,7 +17,8 @@ class AdaptiveMomentum:
     from zero, as PyTorch does, so the numbers match `torch.optim.Adam`. Adam and AdamW call
     `update`, which runs the whole step of a parameter as one backend op
     (`burn.tensor.optim.adam_step`); `transform` gives the step's direction alone, for rules
-    built on top of it.
+    built on top of it. `update_many` is `update` of every parameter of a step, with one
+    backend op for all the parameters at the same step count (`adam_step_many`).
     """
 
     def __init__(self, beta_1: float, beta_2: float, epsilon: float):
@@ -52,17 +53,7 @@ class AdaptiveMomentum:
         Adam's L2 `weight_decay` folded into the gradient, or AdamW's applied to the parameter
         (`decoupled_weight_decay`). Moments restored in another dtype (a checkpoint saved at
         another precision) are cast to the parameter's first."""
-        dtype = tensor.dtype
-        if grad.dtype != dtype:
-            grad = grad.cast(dtype)
-        if state is None:
-            time, moment_1, moment_2 = 1, None, None
-        else:
-            time = int(state["time"]) + 1
-            moment_1, moment_2 = (
-                m if m.dtype == dtype else m.cast(dtype)
-                for m in (state["moment_1"], state["moment_2"])
-            )
+        grad, time, moment_1, moment_2 = self._inputs(tensor, grad, state)
         updated, moment_1, moment_2 = adam_step(
             tensor,
             grad,
@@ -77,6 +68,55 @@ class AdaptiveMomentum:
             decoupled_weight_decay,
         )
         return updated, {"time": time, "moment_1": moment_1, "moment_2": moment_2}
+
+    def update_many(
+        self,
+        lr: float,
+        items: list[tuple[Tensor, Tensor, dict | None]],
+        weight_decay: float = 0.0,
+        decoupled_weight_decay: bool = False,
+    ) -> list[tuple[Tensor, dict]]:
+        """`update` of every `(tensor, grad, state)`, in order, with the same results: the
+        parameters at the same step count (all of them, in a model trained from the start) go
+        to the backend as one op."""
+        inputs = [self._inputs(tensor, grad, state) for tensor, grad, state in items]
+        groups: dict[tuple, list[int]] = {}
+        for k, (tensor, _, _) in enumerate(items):
+            groups.setdefault((inputs[k][1], tensor.backend), []).append(k)
+        results: list = [None] * len(items)
+        for (time, _), members in groups.items():
+            first = inputs[members[0]][2] is None
+            updated, moments_1, moments_2 = adam_step_many(
+                [items[k][0] for k in members],
+                [inputs[k][0] for k in members],
+                None if first else [inputs[k][2] for k in members],
+                None if first else [inputs[k][3] for k in members],
+                time,
+                lr,
+                self.beta_1,
+                self.beta_2,
+                self.epsilon,
+                weight_decay,
+                decoupled_weight_decay,
+            )
+            for k, new, m1, m2 in zip(members, updated, moments_1, moments_2, strict=True):
+                results[k] = (new, {"time": time, "moment_1": m1, "moment_2": m2})
+        return results
+
+    @staticmethod
+    def _inputs(tensor: Tensor, grad: Tensor, state: dict | None):
+        """`(grad, time, moment_1, moment_2)` of a step of `tensor`: the gradient, and the
+        moments restored in another dtype (a checkpoint saved at another precision), cast to
+        the parameter's dtype; no moments on the first step."""
+        dtype = tensor.dtype
+        if grad.dtype != dtype:
+            grad = grad.cast(dtype)
+        if state is None:
+            return grad, 1, None, None
+        moment_1, moment_2 = (
+            m if m.dtype == dtype else m.cast(dtype) for m in (state["moment_1"], state["moment_2"])
+        )
+        return grad, int(state["time"]) + 1, moment_1, moment_2
 
 
 @config
@@ -111,6 +151,14 @@ class Adam(SimpleOptimizer):
             lr, tensor, grad, state["momentum"] if state else None, penalty
         )
         return updated, {"momentum": moments}
+
+    def step_many(self, lr, items):
+        penalty = self.weight_decay.penalty if self.weight_decay is not None else 0.0
+        states = [(t, g, s["momentum"] if s else None) for t, g, s in items]
+        return [
+            (updated, {"momentum": moments})
+            for updated, moments in self.momentum.update_many(lr, states, penalty)
+        ]
 
     def __repr__(self) -> str:
         return "Adam"

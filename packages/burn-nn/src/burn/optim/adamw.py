@@ -43,5 +43,12 @@ class AdamW(SimpleOptimizer):
         )
         return updated, {"momentum": moments}
 
+    def step_many(self, lr, items):
+        states = [(t, g, s["momentum"] if s else None) for t, g, s in items]
+        updates = self.momentum.update_many(
+            lr, states, self.weight_decay, decoupled_weight_decay=True
+        )
+        return [(updated, {"momentum": moments}) for updated, moments in updates]
+
     def __repr__(self) -> str:
         return "AdamW"

@@ -2,14 +2,16 @@
 
 A rule only sees one parameter, its gradient and its own state, so writing a new optimizer is
 one small function; `OptimizerAdaptor` walks the model, matches gradients by parameter id,
-clips them, keeps each parameter's state and turns it into a record.
+clips them, keeps each parameter's state and turns it into a record. It hands the rule every
+parameter of the step at once (`step_many`), so a rule whose backend op updates many
+parameters together (Adam's and AdamW's, one launch for a group on Wgpu) can use it.
 """
 
 from __future__ import annotations
 
 import abc
 
-from burn.optim._params import map_params
+from burn.optim._params import iter_params, replace_params
 from burn.optim.base import LearningRate, Optimizer
 from burn.optim.grad_clipping import GradientClipping
 from burn.optim.grads import GradientsParams
@@ -29,6 +31,16 @@ class SimpleOptimizer(abc.ABC):
         self, lr: LearningRate, tensor: Tensor, grad: Tensor, state: dict | None
     ) -> tuple[Tensor, dict | None]:
         """The updated tensor and the state for the next step."""
+
+    def step_many(
+        self, lr: LearningRate, items: list[tuple[Tensor, Tensor, dict | None]]
+    ) -> list[tuple[Tensor, dict | None]]:
+        """`step` of every `(tensor, grad, state)` of one optimizer step, in order.
+
+        One call `step` per parameter by default; a rule overrides it where its backend op
+        takes many parameters at once, with the same results as `step` one by one.
+        """
+        return [self.step(lr, tensor, grad, state) for tensor, grad, state in items]
 
 
 def state_to_record(state):
@@ -79,29 +91,30 @@ class OptimizerAdaptor(Optimizer):
 
     def step(self, lr: LearningRate, model, grads: GradientsParams):
         lr = float(lr)
-
-        def update(pid, tensor: Tensor, require_grad: bool) -> Tensor:
+        pids, tensors, items = [], [], []
+        for pid, tensor, require_grad in iter_params(model):
             grad = grads.remove(pid)
             if grad is None or not require_grad:
-                return tensor
-            return self._step_tensor(lr, pid, tensor, grad)
-
-        return map_params(model, update)
-
-    def _step_tensor(self, lr: float, pid, tensor: Tensor, grad: Tensor) -> Tensor:
-        if self.grad_clipping is not None:
-            grad = self.grad_clipping.clip_gradient(grad)
-        key = record_key(pid)
-        state = self.records.pop(key, None)
-        if state is not None:
-            state = state_from_record(state, grad)
-        inner = tensor.inner()
-        updated, state = self.optim.step(lr, inner, grad, state)
-        if state is not None:
-            self.records[key] = state
-        if tensor.backend is not updated.backend:
-            updated = Tensor.from_inner(updated, tensor.backend)
-        return updated.require_grad()
+                continue
+            if self.grad_clipping is not None:
+                grad = self.grad_clipping.clip_gradient(grad)
+            state = self.records.pop(record_key(pid), None)
+            if state is not None:
+                state = state_from_record(state, grad)
+            pids.append(pid)
+            tensors.append(tensor)
+            items.append((tensor.inner(), grad, state))
+        if not items:
+            return model
+        updated = {}
+        results = self.optim.step_many(lr, items)
+        for pid, tensor, (new, state) in zip(pids, tensors, results, strict=True):
+            if state is not None:
+                self.records[record_key(pid)] = state
+            if tensor.backend is not new.backend:
+                new = Tensor.from_inner(new, tensor.backend)
+            updated[pid] = new.require_grad()
+        return replace_params(model, updated)
 
     def to_record(self) -> dict:
         return {key: state_to_record(state) for key, state in self.records.items()}

@@ -1,4 +1,5 @@
-"""Optimizer updates as contract ops: Adam's (and AdamW's) whole step for one parameter.
+"""Optimizer updates as contract ops: Adam's (and AdamW's) whole step for one parameter, or for
+many at once.
 
 An optimizer written with tensor ops makes about fifteen elementwise ops per parameter and step,
 each a pass over the parameter with a fresh buffer; PyTorch's CPU Adam does the same update in a
@@ -9,7 +10,12 @@ named float ops exactly as `burn.optim.AdaptiveMomentum` composed them before: s
 order, same rounding. Under `Fusion`, a backend's own kernel runs as it is, and the composition
 of a backend without one is recorded and fused like any other chain of elementwise ops.
 
-The op is not differentiable: an optimizer runs on the inner backend's tensors, and the
+An optimizer updates every parameter of a model in the same step with the same scalars, so
+`float_adam_step_many` takes lists: by default it is `float_adam_step` once per parameter, and a
+backend whose cost is per launch (Wgpu) updates a group of parameters with one kernel, as
+PyTorch's multi-tensor ("foreach") Adam does.
+
+The ops are not differentiable: an optimizer runs on the inner backend's tensors, and the
 autodiff decorator forwards it untracked.
 """
 
@@ -24,7 +30,8 @@ else:
 
 
 class OptimizerOps(_Core):
-    """`float_adam_step`: the Adam/AdamW update, with a default built from named float ops."""
+    """`float_adam_step` (the Adam/AdamW update, with a default built from named float ops) and
+    `float_adam_step_many` (the same for a list of parameters)."""
 
     if TYPE_CHECKING:
         # Named ops of `FloatTensorOps`, which mixes this group in.
@@ -88,3 +95,48 @@ class OptimizerOps(_Core):
             tensor = self.float_sub(tensor, self.float_mul_scalar(tensor, lr * weight_decay))
         updated = self.float_sub(tensor, self.float_mul_scalar(delta, lr))
         return updated, moment_1, moment_2
+
+    def float_adam_step_many(
+        self,
+        tensors: list[Any],
+        grads: list[Any],
+        moments_1: list[Any] | None,
+        moments_2: list[Any] | None,
+        time: int,
+        lr: float,
+        beta_1: float,
+        beta_2: float,
+        epsilon: float,
+        weight_decay: float = 0.0,
+        decoupled_weight_decay: bool = False,
+    ) -> tuple[list[Any], list[Any], list[Any]]:
+        """`float_adam_step` of every parameter in `tensors`, all at step `time` with the same
+        scalars: `(tensors, moments_1, moments_2)`, three lists in the order given.
+
+        `grads` has one gradient per parameter; `moments_1` and `moments_2` are None on the
+        first step, afterwards one moment per parameter each. Each result is what
+        `float_adam_step` gives for that parameter alone, to the bit: a backend that overrides
+        this op changes how many launches the step takes, never its numbers.
+        """
+        if moments_1 is None or moments_2 is None:
+            firsts: list[Any] = [None] * len(tensors)
+            moments_1 = moments_2 = firsts
+        updated, new_1, new_2 = [], [], []
+        for tensor, grad, m1, m2 in zip(tensors, grads, moments_1, moments_2, strict=True):
+            out = self.float_adam_step(
+                tensor,
+                grad,
+                m1,
+                m2,
+                time,
+                lr,
+                beta_1,
+                beta_2,
+                epsilon,
+                weight_decay,
+                decoupled_weight_decay,
+            )
+            updated.append(out[0])
+            new_1.append(out[1])
+            new_2.append(out[2])
+        return updated, new_1, new_2

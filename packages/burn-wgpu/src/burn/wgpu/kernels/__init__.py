@@ -68,7 +68,7 @@ from burn.wgpu.kernels.norm import (
     batch_norm_x_grad,
     sum_per_channel,
 )
-from burn.wgpu.kernels.optim import ADAM, adam_step
+from burn.wgpu.kernels.optim import ADAM, ADAM_MANY, ADAM_SCALARS, adam_step, adam_step_many
 from burn.wgpu.kernels.reduction import REDUCE, reduce
 from burn.wgpu.kernels.resampling import RESAMPLE, resample
 from burn.wgpu.kernels.rng import RANDOM, random
@@ -77,6 +77,8 @@ from burn.wgpu.kernels.wgsl import VEC_DTYPES, WG, compute, store
 
 __all__ = [
     "ADAM",
+    "ADAM_MANY",
+    "ADAM_SCALARS",
     "ARANGE",
     "BINARY",
     "BINARY_SCALAR",
@@ -108,6 +110,7 @@ __all__ = [
     "WG",
     "Word",
     "adam_step",
+    "adam_step_many",
     "arange",
     "batch_norm_apply",
     "batch_norm_grad_stats",

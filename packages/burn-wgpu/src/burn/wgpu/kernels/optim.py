@@ -1,18 +1,39 @@
-"""The optimizer update: one parameter's whole Adam (or AdamW) step as one kernel.
+"""The optimizer update: one parameter's whole Adam (or AdamW) step as one kernel, or a group of
+parameters' steps as one kernel.
 
 Written with tensor ops, a step is about twelve elementwise kernels per parameter, each a
-launch and a pass over memory. This kernel reads the parameter, its gradient and both moments
+launch and a pass over memory. `adam_step` reads the parameter, its gradient and both moments
 once and writes the three results, doing the contract's composition
 (`OptimizerOps.float_adam_step`) in the same order, with the same float32 scalars.
+
+A model's step updates every parameter with the same scalars, and on a GPU driven from Python
+each launch costs more host time than the update of a small parameter costs the device.
+`adam_step_many` updates `count` parameters in one launch: the grid covers every parameter's
+elements, each workgroup finds its parameter from the table of first workgroups in its info
+words, and a `switch` picks that parameter's bindings (WGSL cannot index bindings). Both
+kernels write the update with the same generated lines (`_update`), so a parameter gets the same
+bits from either.
 """
 
 from __future__ import annotations
 
-from burn.wgpu.kernels.layout import InfoLayout, Word
-from burn.wgpu.kernels.wgsl import ENTRY_1D, header, kernel
+from burn.wgpu.kernels.layout import Dims, InfoLayout, Word
+from burn.wgpu.kernels.wgsl import ENTRY_1D, WG, header, kernel
 
 # Offsets of the four inputs (in elements) and the step's scalars as float32 bits: `one_b1`
 # is 1 - beta_1, `c1` is 1 - beta_1**time, `decay` the L2 factor, `shrink` lr * decay (AdamW).
+ADAM_SCALARS = (
+    "beta_1",
+    "beta_2",
+    "one_b1",
+    "one_b2",
+    "c1",
+    "c2",
+    "epsilon",
+    "lr",
+    "decay",
+    "shrink",
+)
 ADAM = InfoLayout(
     "adam step",
     Word("n"),
@@ -20,17 +41,52 @@ ADAM = InfoLayout(
     Word("g_offset"),
     Word("m_offset"),
     Word("v_offset"),
-    Word("beta_1"),
-    Word("beta_2"),
-    Word("one_b1"),
-    Word("one_b2"),
-    Word("c1"),
-    Word("c2"),
-    Word("epsilon"),
-    Word("lr"),
-    Word("decay"),
-    Word("shrink"),
+    *(Word(name) for name in ADAM_SCALARS),
 )
+
+
+# The same scalar words, then one table per parameter field: `starts` (its first workgroup),
+# `sizes` (its element count) and the offsets of its four inputs. `count` parameters.
+ADAM_MANY = InfoLayout(
+    "adam step of many parameters",
+    Word("count"),
+    *(Word(name) for name in ADAM_SCALARS),
+    Dims("starts"),
+    Dims("sizes"),
+    Dims("t_offsets"),
+    Dims("g_offsets"),
+    Dims("m_offsets"),
+    Dims("v_offsets"),
+    rank="count",
+)
+
+
+def _update(
+    read: dict[str, str], write: dict[str, str], first: bool, l2: bool, decoupled: bool
+) -> str:
+    """The WGSL lines of one element's update: `read` gives the expressions of the parameter,
+    gradient and moments ("t", "g", "m", "v"), `write` the places of the three results."""
+    f = "bitcast<f32>"
+    grad = read["g"]
+    if l2:
+        grad = f"{read['t']} * {f}(info_decay()) + {grad}"
+    if first:
+        moments = "    let m = sg;\n    let v = sq;\n"
+    else:
+        moments = (
+            f"    let m = {read['m']} * {f}(info_beta_1()) + sg;\n"
+            f"    let v = {read['v']} * {f}(info_beta_2()) + sq;\n"
+        )
+    shrink = f"    p = p - p * {f}(info_shrink());\n" if decoupled else ""
+    return f"""    let grad = {grad};
+    let sg = grad * {f}(info_one_b1());
+    let sq = (grad * grad) * {f}(info_one_b2());
+{moments}    let delta = (m / {f}(info_c1())) / (sqrt(v / {f}(info_c2())) + {f}(info_epsilon()));
+    var p = {read["t"]};
+{shrink}    {write["t"]} = p - delta * {f}(info_lr());
+    {write["m"]} = m;
+    {write["v"]} = v;
+"""
 
 
 @kernel
@@ -38,18 +94,6 @@ def adam_step(first: bool, l2: bool, decoupled: bool) -> str:
     """Adam's update of contiguous float32 `t`, `g`, `m`, `v` (layout `ADAM`) into `t_out`,
     `m_out` and `v_out`; `first`: no moments yet (`m` and `v` are not read), `l2`: Adam's
     weight decay folded into the gradient, `decoupled`: AdamW's applied to the parameter."""
-    f = "bitcast<f32>"
-    grad = "g[info_g_offset() + i]"
-    if l2:
-        grad = f"t[info_t_offset() + i] * {f}(info_decay()) + {grad}"
-    if first:
-        moments = "    let m = sg;\n    let v = sq;\n"
-    else:
-        moments = (
-            f"    let m = m_in[info_m_offset() + i] * {f}(info_beta_1()) + sg;\n"
-            f"    let v = v_in[info_v_offset() + i] * {f}(info_beta_2()) + sq;\n"
-        )
-    shrink = f"    p = p - p * {f}(info_shrink());\n" if decoupled else ""
     return (
         header(
             ADAM,
@@ -64,14 +108,62 @@ def adam_step(first: bool, l2: bool, decoupled: bool) -> str:
             ],
         )
         + ENTRY_1D
-        + f"""    let grad = {grad};
-    let sg = grad * {f}(info_one_b1());
-    let sq = (grad * grad) * {f}(info_one_b2());
-{moments}    let delta = (m / {f}(info_c1())) / (sqrt(v / {f}(info_c2())) + {f}(info_epsilon()));
-    var p = t[info_t_offset() + i];
-{shrink}    t_out[i] = p - delta * {f}(info_lr());
-    m_out[i] = m;
-    v_out[i] = v;
-}}
+        + _update(
+            {
+                "t": "t[info_t_offset() + i]",
+                "g": "g[info_g_offset() + i]",
+                "m": "m_in[info_m_offset() + i]",
+                "v": "v_in[info_v_offset() + i]",
+            },
+            {"t": "t_out[i]", "m": "m_out[i]", "v": "v_out[i]"},
+            first,
+            l2,
+            decoupled,
+        )
+        + "}\n"
+    )
+
+
+@kernel
+def adam_step_many(count: int, first: bool, l2: bool, decoupled: bool) -> str:
+    """Adam's update of `count` contiguous float32 parameters in one launch (layout
+    `ADAM_MANY`): parameter `s` is bound as `t{s}`, `g{s}` and (after the first step) `m{s}`,
+    `v{s}`, followed by its results `t_out{s}`, `m_out{s}`, `v_out{s}`; `first`, `l2` and
+    `decoupled` as in `adam_step`."""
+    bindings = []
+    cases = []
+    for s in range(count):
+        bindings += [(f"t{s}", "f32", "r"), (f"g{s}", "f32", "r")]
+        if not first:
+            bindings += [(f"m{s}", "f32", "r"), (f"v{s}", "f32", "r")]
+        bindings += [
+            (f"t_out{s}", "f32", "rw"),
+            (f"m_out{s}", "f32", "rw"),
+            (f"v_out{s}", "f32", "rw"),
+        ]
+        read = {name: f"{name}{s}[info_{name}_offsets({s}u) + i]" for name in ("t", "g", "m", "v")}
+        write = {name: f"{name}_out{s}[i]" for name in ("t", "m", "v")}
+        body = _update(read, write, first, l2, decoupled).replace("\n    ", "\n            ")
+        cases.append(f"        case {s}u: {{\n        {body.rstrip()}\n        }}")
+    return (
+        header(ADAM_MANY, bindings)
+        + f"""
+@compute @workgroup_size({WG})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {{
+    let w = wid.y * nwg.x + wid.x;
+    var s = 0u;
+    for (var j = 1u; j < {count}u; j = j + 1u) {{
+        if (w >= info_starts(j)) {{ s = j; }}
+    }}
+    let i = (w - info_starts(s)) * {WG}u + lid;
+    if (i >= info_sizes(s)) {{ return; }}
+    switch s {{
+"""
+        + "\n".join(cases)
+        + """
+        default: {}
+    }
+}
 """
     )
