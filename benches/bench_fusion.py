@@ -29,7 +29,9 @@ import argparse
 import datetime
 import math
 import platform
+import statistics
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -48,6 +50,7 @@ from bench_wgpu import (  # noqa: E402
     torch,
     torch_cnn,
     torch_device,
+    torch_sync,
 )
 from burn.autodiff import Autodiff  # noqa: E402
 from burn.backend import registry  # noqa: E402
@@ -225,10 +228,11 @@ class CapturedAdamStep:
         return loss
 
 
-def torch_steps(params, x, targets, drop: bool, repeats: int) -> tuple[float | None, float | None]:
-    """(eager ms, CUDA-graph ms) per step of the same model in PyTorch."""
+def torch_eager(params, x, targets, drop: bool):
+    """(one eager training step of the same model in PyTorch, the loss function it runs, the
+    parameters); None without torch."""
     if torch is None:
-        return None, None
+        return None
     dev = torch_device()
     tp = {k: torch.tensor(v, device=dev, requires_grad=True) for k, v in params.items()}
     tx = torch.from_numpy(x).to(dev)
@@ -259,6 +263,16 @@ def torch_steps(params, x, targets, drop: bool, repeats: int) -> tuple[float | N
         loss.backward()
         opt.step()
 
+    return step, loss_fn, tp
+
+
+def torch_steps(params, x, targets, drop: bool, repeats: int) -> tuple[float | None, float | None]:
+    """(eager ms, CUDA-graph ms) per step of the same model in PyTorch."""
+    eager_step = torch_eager(params, x, targets, drop)
+    if eager_step is None:
+        return None, None
+    step, loss_fn, tp = eager_step
+    dev = torch_device()
     eager = time_torch(step, repeats) * 1e3
     if dev != "cuda":
         return eager, None
@@ -347,6 +361,58 @@ def bench_step(batch: int, repeats: int, drop: bool) -> list[list[str]]:
         ]
     )
     return rows
+
+
+def interleaved(batch: int, rounds: int, steps: int, drop: bool) -> list[str]:
+    """The traced steps with burn's Adam (plain and fused) and PyTorch's eager step, timed in
+    turn: each round runs `steps` steps of each (a sync after each batch), so a drift of the
+    host's speed reaches all three alike; lines with the medians and each round's ratio."""
+    rng = np.random.default_rng(3)
+    params = init_cnn(rng, 28)
+    x = rng.standard_normal((batch, 1, 28, 28), dtype=np.float32)
+    targets = rng.integers(0, 10, size=batch)
+    fused_backend = Fusion(Wgpu)
+    timed = {
+        "Autodiff(Wgpu)": (
+            AdamStep(Wgpu, params, x, targets, drop, burn_adam=True).complete_step,
+            Wgpu.sync,
+        ),
+        "Autodiff(Fusion(Wgpu))": (
+            AdamStep(fused_backend, params, x, targets, drop, burn_adam=True).complete_step,
+            fused_backend.sync,
+        ),
+    }
+    eager = torch_eager(params, x, targets, drop)
+    if eager is not None:
+        timed[f"torch eager ({torch_device()})"] = (eager[0], torch_sync)
+    ms: dict[str, list[float]] = {name: [] for name in timed}
+    for step, sync in timed.values():  # warm-up: compiles, autotune, allocator
+        for _ in range(steps):
+            step()
+        sync()
+    for _ in range(rounds):
+        for name, (step, sync) in timed.items():
+            start = time.perf_counter()
+            for _ in range(steps):
+                step()
+            sync()
+            ms[name].append((time.perf_counter() - start) / steps * 1e3)
+    label = f"guide CNN step, batch {batch}, burn's Adam{', dropout' if drop else ''}"
+    lines = [f"{label}: {rounds} rounds of {steps} steps each, in turn"]
+    for name, values in ms.items():
+        lines.append(
+            f"  {name}: median {statistics.median(values):.3g} ms "
+            f"({min(values):.3g}-{max(values):.3g})"
+        )
+    torch_ms = next((values for name, values in ms.items() if name.startswith("torch")), None)
+    if torch_ms is not None:
+        for name in ("Autodiff(Wgpu)", "Autodiff(Fusion(Wgpu))"):
+            ratios = sorted(a / b for a, b in zip(ms[name], torch_ms, strict=True))
+            lines.append(
+                f"  {name} / torch eager, per round: median {statistics.median(ratios):.2f} "
+                f"({ratios[0]:.2f}-{ratios[-1]:.2f})"
+            )
+    return lines
 
 
 # ---------------------------------------------------------------------- the elementwise chain
@@ -447,7 +513,19 @@ def main() -> None:
     parser.add_argument(
         "--results", action="store_true", help=f"write the table as the section {SECTION!r}"
     )
+    parser.add_argument(
+        "--interleaved",
+        type=int,
+        metavar="ROUNDS",
+        help="time the traced steps with burn's Adam and PyTorch eager in turn, ROUNDS rounds "
+        "of 50 steps (10 with --quick); prints the medians and per-round ratios, writes nothing",
+    )
     args = parser.parse_args()
+    if args.interleaved:
+        batch, steps = (8, 10) if args.quick else (64, 50)
+        for drop in (False, True):
+            print("\n".join(interleaved(batch, args.interleaved, steps, drop)), flush=True)
+        return
     if args.quick:
         batch, elems, repeats = 8, 1 << 16, 2
     else:

@@ -95,6 +95,28 @@ def test_mutable_defaults_are_not_shared():
     assert b.hidden == [16]
 
 
+def test_scalar_defaults_are_checked_once_and_stay_checked():
+    """Scalar defaults are converted and checked on the first instance and reused after
+    (a loss's config is built in every training step); a bad one fails every time."""
+
+    @config
+    class Scaled:
+        factor: float = 2
+        label: str = "x"
+
+    first, second = Scaled(), Scaled(factor=3)
+    assert type(first.factor) is float and first.factor == 2.0
+    assert second.factor == 3.0 and Scaled().factor == 2.0 and Scaled().label == "x"
+
+    @config
+    class Broken:
+        count: int = "many"
+
+    for _ in range(2):
+        with pytest.raises(ConfigError, match="Broken.count"):
+            Broken()
+
+
 def test_equality_and_repr():
     assert MlpConfig(4, 2) == MlpConfig(4, 2)
     assert MlpConfig(4, 2) != MlpConfig(4, 3)

@@ -222,6 +222,30 @@ def _hints(cls) -> dict[str, Any]:
     return hints
 
 
+# Values no one can change in place: a default of these types needs no copy, and its checked
+# value is the same every time.
+_ATOMIC = (type(None), bool, int, float, str)
+
+
+def _plain_defaults(cls, hints: dict[str, Any]) -> dict[str, Any]:
+    """The checked values of `cls`'s defaults that are immutable scalars, worked out once per
+    class: a config built in every training step (a loss's) does not copy and check them
+    again."""
+    plain = cls.__dict__.get("__config_plain_defaults__")
+    if plain is None:
+        plain = {}
+        for name, default in cls.__config_fields__.items():
+            if default is _MISSING or type(default) not in _ATOMIC:
+                continue
+            value = default
+            if name in hints:
+                value = _convert(hints[name], default, f"{cls.__name__}.{name}")
+            if type(value) in _ATOMIC:
+                plain[name] = value
+        cls.__config_plain_defaults__ = plain
+    return plain
+
+
 def _init(self, *args, **kwargs) -> None:
     cls = type(self)
     fields = cls.__config_fields__
@@ -243,8 +267,15 @@ def _init(self, *args, **kwargs) -> None:
     if missing:
         raise TypeError(f"{cls.__name__}() is missing required field(s) {missing}")
     hints = _hints(cls)
+    defaults = _plain_defaults(cls, hints)
     for name, default in fields.items():
-        value = values[name] if name in values else copy.deepcopy(default)
+        if name in values:
+            value = values[name]
+        elif name in defaults:
+            object.__setattr__(self, name, defaults[name])
+            continue
+        else:
+            value = copy.deepcopy(default)
         if name in hints:
             value = _convert(hints[name], value, f"{cls.__name__}.{name}")
         object.__setattr__(self, name, value)
@@ -386,6 +417,7 @@ def config(cls=None):
         new.__qualname__ = cls.__qualname__
         new.__config_fields__ = fields
         new.__config_hints__ = None
+        new.__config_plain_defaults__ = None
         new.__init__ = _init
         if "__eq__" not in namespace:
             new.__eq__ = _eq
