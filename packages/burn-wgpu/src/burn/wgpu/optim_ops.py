@@ -3,9 +3,12 @@ instead of the contract's twelve elementwise ops, for contiguous float32 tensors
 else (another dtype, a strided view) runs the contract's composition.
 
 The step of a whole model (`float_adam_step_many`) updates its parameters a group at a time,
-one launch per group, as many per group as the adapter's storage-buffer bindings allow (seven
-buffers a parameter after the first step, five on it) up to `MAX_PARAMS_PER_LAUNCH`: a
-launch's host time is worth more than most parameters' update on the device."""
+one launch per group, as many per group as the adapter's storage-buffer bindings allow (four
+buffers a parameter after the first step, two on it, and one for all the results) up to
+`MAX_PARAMS_PER_LAUNCH`: a launch's host time is worth more than most parameters' update on
+the device. A group's results share one new buffer, each a view at an offset that keeps vec4
+kernels on it (a multiple of `_ALIGN` elements), so a group costs one allocation, not three a
+parameter."""
 
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ import struct
 import numpy as np
 from burn.tensor import DType
 from burn.wgpu import kernels as K
-from burn.wgpu.primitive import WgpuTensor
+from burn.wgpu.primitive import WgpuTensor, row_major
 
 # The step's scalars, in the order of their words in `K.ADAM`, which puts them after the size
 # and the four offsets: every parameter of every step packs these words, so they are written
@@ -25,16 +28,19 @@ _PROBE = {"n": 1, "t_offset": 2, "g_offset": 3, "m_offset": 4, "v_offset": 5}
 assert list(K.ADAM.pack(**_PROBE, **{k: 6 + i for i, k in enumerate(_SCALARS)})) == list(
     range(1, 6 + len(_SCALARS))
 ), "K.ADAM's words are not the size, the four offsets and the scalars in order"
-_TABLES = ("starts", "sizes", "t_offsets", "g_offsets", "m_offsets", "v_offsets")
+_TABLES = ("starts", "sizes", "t_offsets", "g_offsets", "m_offsets", "v_offsets", "out_offsets")
 assert list(
     K.ADAM_MANY.pack(
         count=1,
         **{k: 2 + i for i, k in enumerate(_SCALARS)},
-        **{k: [2 + len(_SCALARS) + i] for i, k in enumerate(_TABLES)},
+        stride=2 + len(_SCALARS),
+        **{k: [3 + len(_SCALARS) + i] for i, k in enumerate(_TABLES)},
     )
-) == list(range(1, 2 + len(_SCALARS) + len(_TABLES))), (
-    "K.ADAM_MANY's words are not the count, the scalars and the six tables in order"
+) == list(range(1, 3 + len(_SCALARS) + len(_TABLES))), (
+    "K.ADAM_MANY's words are not the count, the scalars, the stride and the tables in order"
 )
+# Results in a group's shared buffer start at multiples of this many elements (vec4 reads).
+_ALIGN = 64
 
 # The most parameters one launch updates: the kernel's source grows with the count, and a
 # group of 16 already turns a model's step of small parameters into a launch or two.
@@ -78,10 +84,10 @@ def _fits_kernel(operands, shape) -> bool:
 
 def params_per_launch(rt, first: bool) -> int:
     """How many parameters one launch of `K.adam_step_many` may update on `rt`'s device: its
-    storage-buffer bindings (one for the info words, five or seven per parameter), at most
-    `MAX_PARAMS_PER_LAUNCH`."""
+    storage-buffer bindings (the info words, the results, and two or four per parameter), at
+    most `MAX_PARAMS_PER_LAUNCH`."""
     buffers = int(rt.limits.get("max-storage-buffers-per-shader-stage", 8))
-    return max(1, min(MAX_PARAMS_PER_LAUNCH, (buffers - 1) // (5 if first else 7)))
+    return max(1, min(MAX_PARAMS_PER_LAUNCH, (buffers - 2) // (2 if first else 4)))
 
 
 class WgpuOptimOps:
@@ -168,8 +174,9 @@ class WgpuOptimOps:
         for members in groups.values():
             rt = tensors[members[0]].rt
             per = params_per_launch(rt, first)
-            for at in range(0, len(members), per):
-                group = members[at : at + per]
+            launches = -(-len(members) // per)
+            for at in range(launches):  # groups of even sizes: fewer kernels to compile
+                group = members[at * len(members) // launches : (at + 1) * len(members) // launches]
                 if len(group) == 1:
                     continue  # one parameter: the single kernel, below
                 outs = self._adam_group(
@@ -202,34 +209,45 @@ class WgpuOptimOps:
     def _adam_group(self, rt, group, lists, first, l2, decoupled, scalars):
         """One launch of `K.adam_step_many` over the parameters `group` (indices into `lists`,
         the op's tensors, gradients and moments): their `(tensor, moment_1, moment_2)`
-        results, in order."""
+        results, in order, views of one new buffer."""
         tensors, grads, moments_1, moments_2 = lists
-        like = self._like  # type: ignore[attr-defined]
         wg = K.WG
-        starts, sizes, offsets, handles, access, outs = [], [], [[], [], [], []], [], [], []
-        groups = 0
+        starts, sizes, out_offsets, handles, access = [], [], [], [], []
+        offsets: list[list[int]] = [[], [], [], []]
+        groups = stride = 0
         for k in group:
             tensor, grad = tensors[k], grads[k]
-            shape = tensor.shape
-            n = math.prod(shape)
+            n = math.prod(tensor.shape)
             starts.append(groups)
             sizes.append(n)
+            out_offsets.append(stride)
             groups += (n + wg - 1) // wg
-            out = (like(tensor, shape), like(tensor, shape), like(tensor, shape))
-            outs.append(out)
+            stride += (n + _ALIGN - 1) // _ALIGN * _ALIGN
             inputs = (tensor, grad) if first else (tensor, grad, moments_1[k], moments_2[k])
             for table, t in zip(offsets, inputs, strict=False):
                 table.append(t.offset)
-            if first:
-                offsets[2].append(0)
-                offsets[3].append(0)
-            handles.extend(t.handle for t in inputs)
-            handles.extend(o.handle for o in out)
+                handles.append(t.handle)
             access.extend(_ACCESS[:2] if first else _ACCESS[:4])
-            access.extend(_ACCESS[4:])
-        info = [len(group), *scalars, *starts, *sizes, *offsets[0], *offsets[1]]
+        if first:
+            offsets[2] = offsets[3] = [0] * len(group)
+        out = rt.alloc(3 * stride * 4)
+        handles.append(out)
+        access.append("rw")
+        info = [len(group), *scalars, stride, *starts, *sizes, *offsets[0], *offsets[1]]
         info += offsets[2]
         info += offsets[3]
+        info += out_offsets
         kernel = K.adam_step_many(len(group), first, l2, decoupled)
         rt.launch(kernel, tuple(access), handles, info, groups)
-        return outs
+        view = WgpuTensor._unchecked
+        results = []
+        for k, at in zip(group, out_offsets, strict=True):
+            tensor = tensors[k]
+            shape, strides, device = tensor.shape, row_major(tensor.shape), tensor.device
+            results.append(
+                tuple(
+                    view(out, shape, strides, at + role * stride, DType.F32, device, rt)
+                    for role in range(3)
+                )
+            )
+        return results

@@ -45,18 +45,22 @@ ADAM = InfoLayout(
 )
 
 
-# The same scalar words, then one table per parameter field: `starts` (its first workgroup),
-# `sizes` (its element count) and the offsets of its four inputs. `count` parameters.
+# The same scalar words; `stride`, the distance between the three results' regions of the one
+# output buffer; then one table per parameter field: `starts` (its first workgroup), `sizes`
+# (its element count), the offsets of its four inputs and of its updated value in the output
+# (its first moment at `stride` past that, its second at twice). `count` parameters.
 ADAM_MANY = InfoLayout(
     "adam step of many parameters",
     Word("count"),
     *(Word(name) for name in ADAM_SCALARS),
+    Word("stride"),
     Dims("starts"),
     Dims("sizes"),
     Dims("t_offsets"),
     Dims("g_offsets"),
     Dims("m_offsets"),
     Dims("v_offsets"),
+    Dims("out_offsets"),
     rank="count",
 )
 
@@ -128,23 +132,19 @@ def adam_step(first: bool, l2: bool, decoupled: bool) -> str:
 def adam_step_many(count: int, first: bool, l2: bool, decoupled: bool) -> str:
     """Adam's update of `count` contiguous float32 parameters in one launch (layout
     `ADAM_MANY`): parameter `s` is bound as `t{s}`, `g{s}` and (after the first step) `m{s}`,
-    `v{s}`, followed by its results `t_out{s}`, `m_out{s}`, `v_out{s}`; `first`, `l2` and
-    `decoupled` as in `adam_step`."""
+    `v{s}`; every result goes to the one `out` binding, at the parameter's `out_offsets`
+    entry (its moments `stride` and twice `stride` further); `first`, `l2` and `decoupled` as
+    in `adam_step`."""
     bindings = []
     cases = []
     for s in range(count):
         bindings += [(f"t{s}", "f32", "r"), (f"g{s}", "f32", "r")]
         if not first:
             bindings += [(f"m{s}", "f32", "r"), (f"v{s}", "f32", "r")]
-        bindings += [
-            (f"t_out{s}", "f32", "rw"),
-            (f"m_out{s}", "f32", "rw"),
-            (f"v_out{s}", "f32", "rw"),
-        ]
         read = {name: f"{name}{s}[info_{name}_offsets({s}u) + i]" for name in ("t", "g", "m", "v")}
-        write = {name: f"{name}_out{s}[i]" for name in ("t", "m", "v")}
-        body = _update(read, write, first, l2, decoupled).replace("\n    ", "\n            ")
+        body = _update(read, _MANY_WRITES, first, l2, decoupled).replace("\n    ", "\n            ")
         cases.append(f"        case {s}u: {{\n        {body.rstrip()}\n        }}")
+    bindings.append(("out", "f32", "rw"))
     return (
         header(ADAM_MANY, bindings)
         + f"""
@@ -158,6 +158,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }}
     let i = (w - info_starts(s)) * {WG}u + lid;
     if (i >= info_sizes(s)) {{ return; }}
+    let o = info_out_offsets(s) + i;
     switch s {{
 """
         + "\n".join(cases)
@@ -167,3 +168,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 }
 """
     )
+
+
+# Where `adam_step_many` writes a parameter's three results in its one output buffer.
+_MANY_WRITES = {"t": "out[o]", "m": "out[o + info_stride()]", "v": "out[o + 2u * info_stride()]"}
