@@ -3,7 +3,9 @@ helpers that describe views to kernels.
 
 A primitive is a pooled buffer handle with shape, element strides, an element offset and a
 dtype, so permute, expand, slice and reshape of contiguous data are views that copy nothing.
-Kernels read strided operands directly; results are always fresh contiguous buffers.
+Kernels read strided operands directly; results are always fresh contiguous tensors, each in a
+buffer of its own except the Adam step of a group of parameters (`optim_ops`), whose results
+share one.
 """
 
 from __future__ import annotations
