@@ -54,8 +54,8 @@ from bench_wgpu import (  # noqa: E402
 )
 from burn.autodiff import Autodiff  # noqa: E402
 from burn.backend import registry  # noqa: E402
-from burn.tensor import Distribution, Int, Tensor, TensorData, activation  # noqa: E402
-from burn.tensor.module import adaptive_avg_pool2d, conv2d  # noqa: E402
+from burn.tensor import Int, Tensor, TensorData, activation  # noqa: E402
+from burn.tensor.module import adaptive_avg_pool2d, conv2d, dropout  # noqa: E402
 from burn.tensor.optim import adam_step_many  # noqa: E402
 from burn.wgpu import Wgpu  # noqa: E402
 from common import emit  # noqa: E402
@@ -71,18 +71,13 @@ DROPOUT = 0.5
 # ---------------------------------------------------------------------- the training step
 
 
-def dropout(h: Tensor, backend) -> Tensor:
-    keep = Tensor[backend, h.rank()].random(h.dims(), Distribution.Bernoulli(1 - DROPOUT), h.device)
-    return h * keep * (1.0 / (1 - DROPOUT))
-
-
 def cnn(p, x, targets, backend, drop: bool) -> Tensor:
     h = activation.relu(batch_norm(conv2d(x, p["c1"], p["cb1"]), p["g1"], p["be1"]))
     h = activation.relu(batch_norm(conv2d(h, p["c2"], p["cb2"]), p["g2"], p["be2"]))
     h = adaptive_avg_pool2d(h, (8, 8)).flatten(1, 3)
     h = activation.relu(h.matmul(p["w1"]) + p["b1"])
     if drop:
-        h = dropout(h, backend)
+        h = dropout(h, DROPOUT)  # what `burn.nn.Dropout` runs while training
     logits = h.matmul(p["w2"]) + p["b2"]
     return activation.log_softmax(logits, 1).gather(1, targets).mean().neg()
 

@@ -20,8 +20,9 @@ from burn.tensor import Int, Tensor
 
 ort = pytest.importorskip("onnxruntime")
 
-# Refused by design: a graph cannot depend on the values it computes.
-REFUSED = {"into_data", "into_data_many", "random"}
+# Refused by design: a graph cannot depend on the values it computes, nor draw random numbers
+# (dropout draws its mask; `burn.nn.Dropout` is the identity outside training, as exported).
+REFUSED = {"into_data", "into_data_many", "random", "dropout"}
 
 
 def _backends() -> list:
@@ -67,6 +68,8 @@ def test_host_reads_and_random_numbers_are_refused():
         tracer.into_data_many([make.prim("float", [1.0])])
     with pytest.raises(ExportError, match="random numbers"):
         tracer.random(*arguments("random", make))
+    with pytest.raises(ExportError, match="random numbers"):
+        tracer.dropout(*arguments("dropout", make))
 
 
 @pytest.mark.parametrize("op", ["float_add", "float_matmul", "int_gather", "conv2d", "relu"])

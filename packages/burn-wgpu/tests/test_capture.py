@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from burn.backend import registry
-from burn.tensor import Distribution, Tensor
+from burn.tensor import Distribution, Tensor, module
 from burn.tensor import activation as act
 from burn.wgpu import Wgpu
 from burn.wgpu.fusion.capture import capture
@@ -19,13 +20,16 @@ def values(t) -> np.ndarray:
     return np.asarray(t.to_data().array)
 
 
-def sgd_momentum_step(w, m, x, drop: bool = False):
-    """Forward, backward and a momentum update; everything that changes is an argument."""
+def sgd_momentum_step(w, m, x, drop: str | None = None):
+    """Forward, backward and a momentum update; everything that changes is an argument.
+    `drop`: a dropout written as a Bernoulli draw ("draw") or the dropout op ("op")."""
     wt = Tensor[AD, 2].from_inner(w).require_grad()
     h = act.gelu(Tensor[AD, 2].from_inner(x).matmul(wt))
-    if drop:
+    if drop == "draw":
         keep = Tensor[AD, 2].random(h.dims(), Distribution.Bernoulli(0.5), AD.device())
         h = h * keep * 2.0
+    elif drop == "op":
+        h = module.dropout(h, 0.5)
     loss = (act.sigmoid(h) - 0.25).powf_scalar(2.0).mean()
     g = wt.grad(loss.backward())
     m2 = m * 0.9 + g
@@ -88,9 +92,10 @@ def test_replay_launches_no_more_kernels_than_the_step():
     assert counts["replay"] <= counts["plain"], counts
 
 
-def test_random_draws_inside_a_replay_are_fresh_and_reproducible():
+@pytest.mark.parametrize("drop", ["draw", "op"])
+def test_random_draws_inside_a_replay_are_fresh_and_reproducible(drop):
     def dropout_step(w, m, x):
-        return sgd_momentum_step(w, m, x, drop=True)
+        return sgd_momentum_step(w, m, x, drop=drop)
 
     captured = capture(dropout_step)
     w, _, losses = run(captured, 6, rng_seed=3)

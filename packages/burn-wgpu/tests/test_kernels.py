@@ -284,3 +284,28 @@ def test_adam_step_many_launches_once_per_group_of_parameters(first, monkeypatch
     composition = rt.launches - before - -(-7 // per)
     assert composition > 1
     check(got)
+
+
+def test_dropout_is_one_kernel_with_the_compositions_bits():
+    """Wgpu's `dropout`: one launch (draw, scale and product) for a contiguous float32 input,
+    the same bits as the contract's three-launch composition after the same seed; a
+    transposed view takes the composition."""
+    from burn.backend import Backend
+
+    rng = np.random.default_rng(4)
+    x = up(rng.standard_normal((37, 64)))
+    rt = Wgpu.runtime()
+    Wgpu.seed(21)
+    before = rt.launches
+    out, mask = Wgpu.dropout(x, 0.35)
+    assert rt.launches - before == 1
+    Wgpu.seed(21)
+    before = rt.launches
+    want_out, want_mask = Backend.dropout(Wgpu, x, 0.35)
+    assert rt.launches - before == 3
+    np.testing.assert_array_equal(down(out), down(want_out))
+    np.testing.assert_array_equal(down(mask), down(want_mask))
+    view = transposed(rng.standard_normal((64, 37)))
+    before = rt.launches
+    Wgpu.dropout(view, 0.35)
+    assert rt.launches - before == 3

@@ -212,6 +212,14 @@ class ModuleRules:
             out, (x,), lambda g, t: (inner.log_softmax_backward(out, g, dim),), "log_softmax"
         )
 
+    def dropout(self, x, prob):
+        inner = self._inner
+        out, mask = inner.dropout(x.value, prob)
+        return (
+            self._track(out, (x,), lambda g, t: (inner.float_mul(g, mask),), "dropout"),
+            self._untracked(mask),
+        )
+
     # Fused module ops with a backward op: one node (two for attention's two outputs).
     def layer_norm(self, x, gamma, beta, epsilon):
         inner = self._inner

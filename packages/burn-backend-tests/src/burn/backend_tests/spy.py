@@ -226,6 +226,7 @@ def _module_arguments(op: str, params: list[str], make: Maker) -> list[Any] | No
         "dilation": ones if n > 1 else 1,
         "count_include_pad": True,
         "output_size": (4,) * n if n > 1 else 4,
+        "prob": 0.5,
     }
     return [values[p] for p in params]
 

@@ -39,7 +39,7 @@ from burn.backend.ops.module import (
     conv_output_sizes,
     conv_transpose_output_sizes,
 )
-from burn.tensor.errors import KindError, OutOfRangeError, RankError, ShapeError
+from burn.tensor.errors import KindError, OutOfRangeError, RankError, ShapeError, UsageError
 from burn.tensor.kind import Bool, Float, Int, Kind
 from burn.tensor.recurrent import gru, lstm
 from burn.tensor.tensor import Tensor
@@ -66,6 +66,7 @@ __all__ = [
     "conv_transpose1d",
     "conv_transpose2d",
     "conv_transpose3d",
+    "dropout",
     "embedding",
     "gru",
     "interpolate",
@@ -512,6 +513,21 @@ def batch_norm(
     g, b = x._peer(gamma, op), x._peer(beta, op)
     out, mean, var = x.backend.batch_norm(x.primitive, g, b, float(epsilon))
     return _wrap(x, out), _wrap(x, mean), _wrap(x, var)
+
+
+def dropout(x: Tensor, prob: float) -> Tensor:
+    """`x` with each element zeroed with probability `prob` and the others scaled by
+    `1 / (1 - prob)`, drawn from the backend's generator (`seed` makes it repeatable).
+
+    This always drops: `burn.nn.Dropout` calls it only while training. Under autodiff the
+    gradient is the output's gradient times the same mask.
+    """
+    op = "dropout"
+    _float(x, op)
+    if isinstance(prob, bool) or not isinstance(prob, (int, float)) or not 0.0 <= prob <= 1.0:
+        raise UsageError(f"{op}: prob must be a number in [0, 1], got {prob!r}")
+    out, _ = x.backend.dropout(x.primitive, float(prob))
+    return _wrap(x, out)
 
 
 def layer_norm(x: Tensor, gamma: Tensor, beta: Tensor, epsilon: float = 1e-5) -> Tensor:

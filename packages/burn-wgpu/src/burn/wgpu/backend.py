@@ -51,6 +51,12 @@ def scalar_bits(value, dtype: DType) -> int:
     return int(v) & 0xFFFFFFFF
 
 
+_DROPOUT_ACCESS = ("r", "rw", "rw")
+# The words of `K.DROPOUT` in order, as `dropout` writes them (checked once, here).
+_DROPOUT_WORDS = {"n": 1, "counter": 2, "key0": 3, "key1": 4, "keep": 5, "scale": 6, "x_offset": 7}
+assert K.DROPOUT.pack(**_DROPOUT_WORDS) == list(range(1, 8)), "K.DROPOUT's words are not in order"
+
+
 def _groups(n: int) -> int:
     return (n + K.WG - 1) // K.WG
 
@@ -354,6 +360,34 @@ class WgpuBackend(
         self._counter += n
         out.rt.launch(K.random(kind, dtype), ("rw",), (out.handle,), info, _groups(n))
         return out
+
+    def dropout(self, x: WgpuTensor, prob: float):
+        """One kernel draws the mask and applies it (the contract's composition is a draw, a
+        scale and a product: three launches), from the same stream as `random`'s Bernoulli
+        draws, so the bits are the composition's (contiguous f32; other inputs take it)."""
+        keep = 1.0 - prob
+        if x.dtype is not DType.F32 or not x.is_contiguous() or keep == 0.0:
+            return super().dropout(x, prob)
+        out, mask = self._like(x, x.shape), self._like(x, x.shape)
+        n = out.numel
+        info = [
+            n,
+            self._counter & 0xFFFFFFFF,
+            self._seed[0],
+            self._seed[1],
+            scalar_bits(keep, DType.F32),
+            scalar_bits(1.0 / keep, DType.F32),
+            x.offset,
+        ]
+        self._counter += n
+        x.rt.launch(
+            K.dropout(DType.F32),
+            _DROPOUT_ACCESS,
+            (x.handle, out.handle, mask.handle),
+            info,
+            _groups(n),
+        )
+        return out, mask
 
     # ------------------------------------------------------------------ indexing
     def _check_indices(self, indices: WgpuTensor, size: int, op: str) -> None:

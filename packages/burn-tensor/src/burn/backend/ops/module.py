@@ -12,6 +12,8 @@ The defaults rest on the building blocks of `module_blocks.py` (`im2col`, `col2i
 gradient is `col2im` of the transposed matmul, pools reduce over the tap dim, interpolation and
 adaptive pooling resample one spatial dim at a time.
 
+`dropout` is one too, so a backend can draw the mask and apply it in one pass.
+
 `layer_norm` and `attention` (scaled dot-product attention) are module ops too, each with a
 backward op: PyTorch runs them as dedicated CPU kernels, so a backend can override them as a
 whole while every other backend keeps the composition written here.
@@ -84,6 +86,11 @@ class ModuleOps(RecurrentOps, ModuleBlocks):
         def softmax(self, x: Any, dim: int) -> Any: ...
 
         def softmax_backward(self, output: Any, grad: Any, dim: int) -> Any: ...
+
+        # Named float ops of `FloatTensorOps`.
+        def float_mul(self, lhs: Any, rhs: Any) -> Any: ...
+
+        def float_mul_scalar(self, lhs: Any, rhs: Any) -> Any: ...
 
     # ================================================================== convolution
     def conv1d(self, x: Any, weight: Any, bias: Any, options: ConvOptions) -> Any:
@@ -527,6 +534,28 @@ class ModuleOps(RecurrentOps, ModuleBlocks):
             self.reshape(gamma_grad, (channels,)),
             self.reshape(beta_grad, (channels,)),
         )
+
+    # ================================================================== dropout
+    def dropout(self, x: Any, prob: float) -> tuple[Any, Any]:
+        """Dropout while training: `(output, mask)`, `output = x * mask`.
+
+        Each element of `mask` (`x`'s shape and dtype) is 0 with probability `prob`, else
+        `1 / (1 - prob)`, so the output keeps `x`'s expected value; the mask is what the
+        gradient is multiplied by. The default draws a Bernoulli tensor with `random`, scales
+        it and multiplies: one draw of `numel(x)` values from the backend's generator, so a
+        backend that runs dropout as one kernel draws the same mask from the same seed.
+        """
+        from burn.tensor.distribution import Bernoulli
+
+        shape, dtype, device = self.shape(x), self.dtype(x), self.device_of(x)
+        keep = 1.0 - prob
+        if keep == 0.0:
+            mask = self.full(shape, 0.0, dtype, device)
+        else:
+            mask = self.float_mul_scalar(
+                self.random(shape, Bernoulli(keep), dtype, device), 1.0 / keep
+            )
+        return self.float_mul(x, mask), mask
 
     # ================================================================== attention
     def _transposed(self, x: Any) -> Any:

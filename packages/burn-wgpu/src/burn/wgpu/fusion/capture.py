@@ -19,8 +19,8 @@ The validity rule: a step can be replayed when it is a pure function of its tens
   the two recordings are compared word by word, so a Python scalar that changes from call to
   call (a step counter in an info word) is caught;
 - the step neither reads values back to the host nor uploads new host data;
-- random draws are allowed: their kernels get fresh counters at each replay, as an uncaptured
-  call would.
+- random draws are allowed (dropout's too): their kernels get fresh counters at each replay,
+  as an uncaptured call would.
 
 When the recordings disagree or the step reads or uploads, the capture is refused with the
 reason in `CapturedStep.reason`, and every call runs the function normally (the fallback). A
@@ -56,13 +56,17 @@ def _random_sources() -> frozenset[str]:
                 sources.add(K.random(kind, dtype))
             except Exception:  # noqa: BLE001 - a combination the kernel does not offer
                 pass
+    sources.add(K.dropout(DType.F32))
     return frozenset(sources)
 
 
 RANDOM_SOURCES = _random_sources()
-# Where the RANDOM layout keeps the element count and the generator counter.
+# Where the RANDOM layout keeps the element count and the generator counter; DROPOUT's are
+# at the same words.
 _PROBE = list(K.RANDOM.pack(n=1, counter=2, key0=0, key1=0, p0=0, p1=0))
 N_WORD, COUNTER_WORD = _PROBE.index(1), _PROBE.index(2)
+_DROP_PROBE = list(K.DROPOUT.pack(n=1, counter=2, key0=0, key1=0, keep=0, scale=0, x_offset=0))
+assert (_DROP_PROBE.index(1), _DROP_PROBE.index(2)) == (N_WORD, COUNTER_WORD)
 
 
 @dataclass

@@ -71,7 +71,7 @@ from burn.wgpu.kernels.norm import (
 from burn.wgpu.kernels.optim import ADAM, ADAM_MANY, ADAM_SCALARS, adam_step, adam_step_many
 from burn.wgpu.kernels.reduction import REDUCE, reduce
 from burn.wgpu.kernels.resampling import RESAMPLE, resample
-from burn.wgpu.kernels.rng import RANDOM, random
+from burn.wgpu.kernels.rng import DROPOUT, RANDOM, dropout, random
 from burn.wgpu.kernels.sort import BITONIC_STEP, IOTA_ROWS, bitonic_step, iota_rows
 from burn.wgpu.kernels.wgsl import VEC_DTYPES, WG, compute, store
 
@@ -88,6 +88,7 @@ __all__ = [
     "CHANNELS",
     "COL2IM",
     "COPY",
+    "DROPOUT",
     "Dims",
     "FILL",
     "GATHER",
@@ -121,6 +122,7 @@ __all__ = [
     "binary_vec4",
     "bitonic_step",
     "col2im",
+    "dropout",
     "compute",
     "convert",
     "copy",

@@ -1,6 +1,10 @@
 """Random tensors from a counter-based generator: element i of a draw depends only on the
 seed and the draw's counter offset plus i, never on the launch shape, so a seeded program
-draws the same values on every adapter."""
+draws the same values on every adapter.
+
+Dropout draws its mask with the same generator and the same stream as a Bernoulli draw
+(`random("bernoulli", ...)`), so the one-kernel dropout and the contract's composition (a
+draw, a scale, a product) give the same bits from the same seed."""
 
 from __future__ import annotations
 
@@ -78,6 +82,41 @@ def random(kind: str, dtype: DType) -> str:
     let p1 = bitcast<f32>(info_p1());
     {body}
     out[i] = {value};
+}}
+"""
+    )
+
+
+# The count, counter and key words where `RANDOM` has them (a captured step gives every
+# draw a fresh counter, found at the same word); `keep` and `scale` as f32 bits (1 - prob and
+# the kept elements' factor 1 / keep, as the composition rounds it); `x_offset`: where the
+# contiguous input starts.
+DROPOUT = InfoLayout(
+    "dropout",
+    Word("n"),
+    Word("counter"),
+    Word("key0"),
+    Word("key1"),
+    Word("keep"),
+    Word("scale"),
+    Word("x_offset"),
+)
+
+
+@kernel
+def dropout(dtype: DType) -> str:
+    """Dropout of a contiguous `x` (layout `DROPOUT`): `mask` is `scale` where the Bernoulli
+    draw of `keep` keeps the element, else 0, and `out = x * mask`."""
+    t = store(dtype)
+    return (
+        header(DROPOUT, [("x", t, "r"), ("out", t, "rw"), ("mask", t, "rw")], dtype)
+        + PHILOX
+        + ENTRY_1D
+        + f"""    let c = info_counter() + i;
+    let kept = unit(philox(c, 3u, info_key0(), info_key1())) < bitcast<f32>(info_keep());
+    let m = {t}(select(0.0, bitcast<f32>(info_scale()), kept));
+    mask[i] = m;
+    out[i] = x[info_x_offset() + i] * m;
 }}
 """
     )
