@@ -55,7 +55,12 @@ from bench_wgpu import (  # noqa: E402
 from burn.autodiff import Autodiff  # noqa: E402
 from burn.backend import registry  # noqa: E402
 from burn.tensor import Int, Tensor, TensorData, activation  # noqa: E402
-from burn.tensor.module import adaptive_avg_pool2d, conv2d, dropout  # noqa: E402
+from burn.tensor.module import (  # noqa: E402
+    adaptive_avg_pool2d,
+    conv2d,
+    cross_entropy,
+    dropout,
+)
 from burn.tensor.optim import adam_step_many  # noqa: E402
 from burn.wgpu import Wgpu  # noqa: E402
 from common import emit  # noqa: E402
@@ -79,7 +84,7 @@ def cnn(p, x, targets, backend, drop: bool) -> Tensor:
     if drop:
         h = dropout(h, DROPOUT)  # what `burn.nn.Dropout` runs while training
     logits = h.matmul(p["w2"]) + p["b2"]
-    return activation.log_softmax(logits, 1).gather(1, targets).mean().neg()
+    return cross_entropy(logits, targets)  # what `burn.nn.CrossEntropyLoss` runs
 
 
 class AdamStep:
@@ -103,9 +108,7 @@ class AdamStep:
         }
         self.m, self.v = dict(zeros), dict(zeros)
         self.x = Tensor[self.backend, 4].from_data(x, device)
-        self.targets = Tensor[self.backend, 2, Int].from_data(
-            targets.reshape(-1, 1).astype(np.int32), device
-        )
+        self.targets = Tensor[self.backend, 1, Int].from_data(targets.astype(np.int32), device)
         self.lr, self.betas, self.eps, self.t = lr, betas, 1e-8, 0
 
     def step(self) -> Tensor:
@@ -175,9 +178,7 @@ class CapturedAdamStep:
         self.m = [Tensor[fb, v.ndim].zeros(list(v.shape), fb.device()) for v in params.values()]
         self.v = [Tensor[fb, v.ndim].zeros(list(v.shape), fb.device()) for v in params.values()]
         self.x = Tensor[fb, 4].from_data(x, fb.device())
-        self.targets = Tensor[fb, 2, Int].from_data(
-            targets.reshape(-1, 1).astype(np.int32), fb.device()
-        )
+        self.targets = Tensor[fb, 1, Int].from_data(targets.astype(np.int32), fb.device())
         self.count = Tensor[fb, 1].zeros([1], fb.device())
         self.lr, self.betas, self.eps = lr, betas, 1e-8
         self.captured = capture(self._pure_step)
@@ -193,7 +194,7 @@ class CapturedAdamStep:
         )
         tracked = [Tensor[ad, p.rank()].from_inner(p).require_grad() for p in params]
         xs = Tensor[ad, 4].from_inner(x)
-        ts = Tensor[ad, 2, Int].from_inner(targets)
+        ts = Tensor[ad, 1, Int].from_inner(targets)
         loss = cnn(dict(zip(self.keys, tracked, strict=True)), xs, ts, ad, self.drop)
         grads = loss.backward()
         new_p, new_m, new_v = [], [], []

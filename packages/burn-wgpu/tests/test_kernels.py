@@ -309,3 +309,34 @@ def test_dropout_is_one_kernel_with_the_compositions_bits():
     before = rt.launches
     Wgpu.dropout(view, 0.35)
     assert rt.launches - before == 3
+
+
+def test_cross_entropy_is_one_kernel_each_way_and_flags_device_targets():
+    """Wgpu's `cross_entropy` and its backward: one launch each (the composition takes four and
+    five), close to the composition; a target computed on the device out of range is
+    reported at the next read, as `gather` reports its indices."""
+    from burn.backend import Backend
+    from burn.tensor import Int, OutOfRangeError, module
+
+    rng = np.random.default_rng(6)
+    logits = up(rng.standard_normal((64, 10)) * 3)
+    targets = Wgpu.from_data(TensorData(rng.integers(0, 10, 64).astype(np.int32)), Wgpu.device())
+    grad = up(np.array([0.5]))
+    rt = Wgpu.runtime()
+    before = rt.launches
+    loss = Wgpu.cross_entropy(logits, targets)
+    dlogits = Wgpu.cross_entropy_backward(logits, targets, grad)
+    assert rt.launches - before == 2
+    np.testing.assert_allclose(
+        down(loss), down(Backend.cross_entropy(Wgpu, logits, targets)), rtol=1e-6
+    )
+    np.testing.assert_allclose(
+        down(dlogits),
+        down(Backend.cross_entropy_backward(Wgpu, logits, targets, grad)),
+        rtol=1e-5,
+        atol=1e-7,
+    )
+    scores = Tensor[Wgpu, 2].from_data(np.zeros((2, 3), np.float32))
+    computed = Tensor[Wgpu, 1, Int].from_data(np.array([0, 1], np.int32)) + 2  # [2, 3]
+    with pytest.raises(OutOfRangeError, match="cross_entropy"):
+        module.cross_entropy(scores, computed).to_data()

@@ -212,6 +212,16 @@ class ModuleRules:
             out, (x,), lambda g, t: (inner.log_softmax_backward(out, g, dim),), "log_softmax"
         )
 
+    def cross_entropy(self, logits, targets):
+        inner = self._inner
+        lv, tv = logits.value, targets.value
+        return self._track(
+            inner.cross_entropy(lv, tv),
+            (logits, targets),
+            lambda g, t: (inner.cross_entropy_backward(lv, tv, g), None),
+            "cross_entropy",
+        )
+
     def dropout(self, x, prob):
         inner = self._inner
         out, mask = inner.dropout(x.value, prob)

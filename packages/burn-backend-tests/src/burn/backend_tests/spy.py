@@ -188,6 +188,13 @@ def _module_arguments(op: str, params: list[str], make: Maker) -> list[Any] | No
         return [values[p] for p in params]
     if op.startswith(("lstm", "gru")):
         return _recurrent_arguments(op, params, make)
+    if op.startswith("cross_entropy"):
+        values = {
+            "logits": make.prim("float", [[1.0, -2.0, 0.5], [0.0, 3.0, -1.0]], track=True),
+            "targets": make.prim("int", [2, 0]),
+            "grad": make.prim("float", [1.0]),
+        }
+        return [values[p] for p in params]
     if op.startswith("embedding"):
         values = {
             "weights": make.prim("float", np.arange(8.0).reshape(4, 2), track=True),

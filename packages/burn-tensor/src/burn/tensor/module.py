@@ -66,6 +66,7 @@ __all__ = [
     "conv_transpose1d",
     "conv_transpose2d",
     "conv_transpose3d",
+    "cross_entropy",
     "dropout",
     "embedding",
     "gru",
@@ -513,6 +514,34 @@ def batch_norm(
     g, b = x._peer(gamma, op), x._peer(beta, op)
     out, mean, var = x.backend.batch_norm(x.primitive, g, b, float(epsilon))
     return _wrap(x, out), _wrap(x, mean), _wrap(x, var)
+
+
+def cross_entropy(logits: Tensor, targets: Tensor) -> Tensor:
+    """The mean cross-entropy of `[batch, classes]` scores against `[batch]` Int classes, a
+    one-element tensor: `-mean(log_softmax(logits, 1)[b, targets[b]])`, as PyTorch's
+    `cross_entropy` with its defaults. `burn.nn.CrossEntropyLoss` calls it when no option is
+    set; one backend op each way (one kernel each on Wgpu)."""
+    op = "cross_entropy"
+    _float(logits, op, "logits")
+    if not isinstance(targets, Tensor) or targets.kind is not Int:
+        kind = targets.kind.name if isinstance(targets, Tensor) else type(targets).__name__
+        raise KindError(f"{op}: targets must be an Int tensor, got {kind}")
+    if logits.rank() != 2 or targets.rank() != 1 or targets.dims()[0] != logits.dims()[0]:
+        raise ShapeError(
+            f"{op}: expected logits [batch, classes] and targets [batch], got {logits.dims()} "
+            f"and {targets.dims()}"
+        )
+    if logits.dims()[1] == 0:
+        raise ShapeError(f"{op}: logits {logits.dims()} have no classes")
+    target_values = logits._peer(targets, op, Int)
+    classes = logits.dims()[1]
+    if targets.num_elements() and logits.backend.host_memory:
+        data = targets.to_data().array
+        lo, hi = data.min(), data.max()
+        if lo < 0 or hi >= classes:
+            bad = lo if lo < 0 else hi
+            raise OutOfRangeError(f"{op}: target class {bad} is out of range for {classes} classes")
+    return _wrap(logits, logits.backend.cross_entropy(logits.primitive, target_values))
 
 
 def dropout(x: Tensor, prob: float) -> Tensor:

@@ -30,6 +30,7 @@ from burn.tensor.errors import OutOfRangeError
 from burn.wgpu.adapters import select_adapter
 from burn.wgpu.device import WgpuDevice
 from burn.wgpu.kernels.indexing import GATHER_ERROR, SCATTER_ERROR
+from burn.wgpu.kernels.loss import CROSS_ENTROPY_ERROR
 from burn.wgpu.native import bind_group_maker, pass_calls
 from burn.wgpu.pool import MIN_BUFFER, STORAGE_USAGE, BufferPool, Handle
 
@@ -46,6 +47,7 @@ MAX_OP_PLANS = 4096
 INDEX_ERROR_OPS = {
     GATHER_ERROR: "gather (or an op built on it: select, take, embedding)",
     SCATTER_ERROR: "scatter_add",
+    CROSS_ENTROPY_ERROR: "cross_entropy (a target class)",
 }
 
 

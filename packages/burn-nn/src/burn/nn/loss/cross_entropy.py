@@ -7,6 +7,7 @@ from burn.nn.loss._weights import weights_for
 from burn.tensor import Tensor
 from burn.tensor.activation import log_softmax
 from burn.tensor.errors import ShapeError
+from burn.tensor.module import cross_entropy
 
 # Probabilities are clamped to this before the log, so a zero probability gives a large finite
 # loss (and a finite gradient) rather than inf: sqrt of the smallest normal f32.
@@ -78,6 +79,8 @@ class CrossEntropyLoss:
             raise ShapeError(
                 f"CrossEntropyLoss: {targets.dims()[0]} targets for a batch of {batch} logits"
             )
+        if self.logits and self.weights is None and not self.pad_tokens and self.smoothing is None:
+            return cross_entropy(logits, targets)  # one backend op each way
         if self.logits:
             log_probs = log_softmax(logits, 1)
         else:

@@ -12,7 +12,8 @@ The defaults rest on the building blocks of `module_blocks.py` (`im2col`, `col2i
 gradient is `col2im` of the transposed matmul, pools reduce over the tap dim, interpolation and
 adaptive pooling resample one spatial dim at a time.
 
-`dropout` is one too, so a backend can draw the mask and apply it in one pass.
+`dropout` is one too, so a backend can draw the mask and apply it in one pass, and so is
+`cross_entropy` (with its backward op), a classifier's loss in one pass each way.
 
 `layer_norm` and `attention` (scaled dot-product attention) are module ops too, each with a
 backward op: PyTorch runs them as dedicated CPU kernels, so a backend can override them as a
@@ -87,10 +88,32 @@ class ModuleOps(RecurrentOps, ModuleBlocks):
 
         def softmax_backward(self, output: Any, grad: Any, dim: int) -> Any: ...
 
-        # Named float ops of `FloatTensorOps`.
+        def log_softmax(self, x: Any, dim: int) -> Any: ...
+
+        def log_softmax_backward(self, output: Any, grad: Any, dim: int) -> Any: ...
+
+        # Named ops of `FloatTensorOps` and `IntTensorOps`.
         def float_mul(self, lhs: Any, rhs: Any) -> Any: ...
 
         def float_mul_scalar(self, lhs: Any, rhs: Any) -> Any: ...
+
+        def float_div_scalar(self, lhs: Any, rhs: Any) -> Any: ...
+
+        def float_neg(self, tensor: Any) -> Any: ...
+
+        def float_mean(self, tensor: Any) -> Any: ...
+
+        def float_gather(self, dim: int, tensor: Any, indices: Any) -> Any: ...
+
+        def float_scatter(self, dim: int, tensor: Any, indices: Any, value: Any) -> Any: ...
+
+        def float_reshape(self, tensor: Any, shape: tuple[int, ...]) -> Any: ...
+
+        def float_expand(self, tensor: Any, shape: tuple[int, ...]) -> Any: ...
+
+        def float_zeros(self, shape: tuple[int, ...], device: Any, dtype: Any) -> Any: ...
+
+        def int_reshape(self, tensor: Any, shape: tuple[int, ...]) -> Any: ...
 
     # ================================================================== convolution
     def conv1d(self, x: Any, weight: Any, bias: Any, options: ConvOptions) -> Any:
@@ -556,6 +579,34 @@ class ModuleOps(RecurrentOps, ModuleBlocks):
                 self.random(shape, Bernoulli(keep), dtype, device), 1.0 / keep
             )
         return self.float_mul(x, mask), mask
+
+    # ================================================================== loss
+    def cross_entropy(self, logits: Any, targets: Any) -> Any:
+        """Cross-entropy of `[B, C]` scores against `[B]` Int classes, as a one-element mean:
+        `-mean_b log_softmax(logits)[b, targets[b]]`, PyTorch's `cross_entropy` with its
+        defaults. Targets are in `[0, C)`. The default is the composition `CrossEntropyLoss`
+        runs (log-softmax, gather, mean, negation); a backend can run it as one kernel."""
+        batch = self.shape(logits)[0]
+        log_probs = self.log_softmax(logits, 1)
+        picked = self.float_gather(1, log_probs, self.int_reshape(targets, (batch, 1)))
+        return self.float_neg(self.float_mean(picked))
+
+    def cross_entropy_backward(self, logits: Any, targets: Any, grad: Any) -> Any:
+        """The gradient of `cross_entropy` for `logits`, given the loss's one-element gradient
+        `grad`: `(softmax(logits) - one_hot(targets)) * grad / B`, written as log-softmax's
+        backward of the gradient that reaches the picked log-probabilities."""
+        batch, classes = self.shape(logits)
+        dtype, device = self.dtype(logits), self.device_of(logits)
+        log_probs = self.log_softmax(logits, 1)
+        share = self.float_div_scalar(self.float_neg(grad), batch)
+        values = self.float_expand(self.float_reshape(share, (1, 1)), (batch, 1))
+        rows = self.float_scatter(
+            1,
+            self.float_zeros((batch, classes), device, dtype),
+            self.int_reshape(targets, (batch, 1)),
+            values,
+        )
+        return self.log_softmax_backward(log_probs, rows, 1)
 
     # ================================================================== attention
     def _transposed(self, x: Any) -> Any:

@@ -59,6 +59,7 @@ from burn.wgpu.kernels.elementwise import (
 from burn.wgpu.kernels.expressions import binary_expr, unary_expr
 from burn.wgpu.kernels.indexing import GATHER, SCATTER_ADD, gather, scatter_add
 from burn.wgpu.kernels.layout import Dims, InfoLayout, InfoLayoutError, Strided, Word
+from burn.wgpu.kernels.loss import CROSS_ENTROPY, cross_entropy, cross_entropy_backward
 from burn.wgpu.kernels.matrix import MATMUL, matmul, matmul_vec4
 from burn.wgpu.kernels.norm import (
     CHANNELS,
@@ -88,6 +89,7 @@ __all__ = [
     "CHANNELS",
     "COL2IM",
     "COPY",
+    "CROSS_ENTROPY",
     "DROPOUT",
     "Dims",
     "FILL",
@@ -122,6 +124,8 @@ __all__ = [
     "binary_vec4",
     "bitonic_step",
     "col2im",
+    "cross_entropy",
+    "cross_entropy_backward",
     "dropout",
     "compute",
     "convert",
