@@ -147,6 +147,28 @@ def test_adaptive_avg_pool2d_on_a_permuted_view(size):
     np.testing.assert_allclose(down(grad), both_dims(g, rows.T, cols.T), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("size", [(8, 8), (6, 4), (1, 1), (24, 24)])
+def test_adaptive_avg_pool2d_over_uniform_windows_is_one_launch_each_way(size):
+    """Sizes that divide the input's make uniform windows: one kernel forward and one
+    backward (`K.window_mean`), at an offset too, against the dense definition."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((3, 4, 24, 24))
+    base = up(np.concatenate([np.zeros(7), x.ravel()]))  # the input starts at element 7
+    view = Wgpu.reshape(Wgpu.slice(base, [(7, 7 + x.size, 1)]), x.shape)
+    assert view.offset == 7
+    rows, cols = adaptive(24, size[0]), adaptive(24, size[1])
+    rt = Wgpu.runtime()
+    before = rt.launches
+    out = Wgpu.adaptive_avg_pool2d(view, size)
+    assert rt.launches - before == 1
+    np.testing.assert_allclose(down(out), both_dims(x, rows, cols), rtol=1e-5, atol=1e-6)
+    g = rng.standard_normal((3, 4, *size))
+    before = rt.launches
+    grad = Wgpu.adaptive_avg_pool2d_backward(view, up(g))
+    assert rt.launches - before == 1
+    np.testing.assert_allclose(down(grad), both_dims(g, rows.T, cols.T), rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("out", [4, 11, 15])
 def test_adaptive_avg_pool1d_on_a_strided_slice(out):
     rng = np.random.default_rng(3)

@@ -13,11 +13,13 @@ every tap in one pass, `col2im` sums the taps that touch each input element in o
 use the im2col kernel too (max and average pooling reduce over its tap dim).
 
 Interpolation and adaptive average pooling are separable resamplings (`resample.py`): one
-launch per spatial dim, where the default issues a gather, multiply and add per tap. Their
-gradients are the same kernel with the transposed taps, so no scatter or atomic is needed.
-The contract's taps builders are memoized and each runtime keeps its uploaded tables by
-content, so after the first step a call costs a dictionary lookup. `im2col` and `col2im` keep
-their launch plans per operand layout and geometry (`Runtime.op_plans`), as matmuls do.
+launch per spatial dim (a 2-d adaptive pool over uniform blocks, `H` and `W` multiples of the
+output's, is one launch each way: `kernels/windows.py`), where the default issues a gather,
+multiply and add per tap. Their gradients are the same kernel with the transposed taps, so no
+scatter or atomic is needed. The contract's taps builders are memoized and each runtime keeps
+its uploaded tables by content, so after the first step a call costs a dictionary lookup.
+`im2col` and `col2im` keep their launch plans per operand layout and geometry
+(`Runtime.op_plans`), as matmuls do.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from burn.tensor import DType
 from burn.wgpu import kernels as K
 from burn.wgpu import resample as R
 from burn.wgpu.primitive import layout_of
@@ -98,6 +101,33 @@ class WgpuModuleOps:
         return self._planned(cols, key, make)
 
     # ------------------------------------------------------------------ resampling
+    def adaptive_avg_pool2d(self, x, output_size):
+        """A pool whose windows are uniform blocks is one kernel (`K.window_mean`)."""
+        window = _uniform_window(x, output_size)
+        if window is None:
+            return super().adaptive_avg_pool2d(x, output_size)  # type: ignore[misc]
+        n, c, h, w = x.shape
+        (kh, kw), (oh, ow) = window
+        out = self._like(x, (n, c, oh, ow))  # type: ignore[attr-defined]
+        self._windows(K.window_mean(), x, out, h, w, oh, ow, kh, kw)
+        return out
+
+    def adaptive_avg_pool2d_backward(self, x, grad):
+        window = _uniform_window(x, grad.shape[2:])
+        if window is None or not _contiguous_f32(grad):
+            return super().adaptive_avg_pool2d_backward(x, grad)  # type: ignore[misc]
+        n, c, h, w = x.shape
+        (kh, kw), (oh, ow) = window
+        out = self._like(grad, x.shape)  # type: ignore[attr-defined]
+        self._windows(K.window_mean_backward(), grad, out, h, w, oh, ow, kh, kw)
+        return out
+
+    @staticmethod
+    def _windows(kernel, src, out, h, w, oh, ow, kh, kw) -> None:
+        n = out.numel
+        info = [n, h, w, oh, ow, kh, kw, src.offset]
+        out.rt.launch(kernel, ("r", "rw"), (src.handle, out.handle), info, (n + K.WG - 1) // K.WG)
+
     def _resample_cached(self, x, dim: int, length: int, key, build):
         """`x` resampled along `dim` to `length` by the runtime's table under `key`."""
         from burn.wgpu.backend import _groups
@@ -131,6 +161,30 @@ class WgpuModuleOps:
 
 
 _ACCESS = ("r", "rw")
+
+
+# The uniform-window launches write `K.WINDOWS`' words as a list in this order (checked once).
+_WINDOW_WORDS = ("n", "h", "w", "oh", "ow", "kh", "kw", "src_offset")
+assert K.WINDOWS.pack(**{k: i for i, k in enumerate(_WINDOW_WORDS)}) == list(range(8))
+
+
+def _contiguous_f32(t) -> bool:
+    """Whether `t` is contiguous float32 with elements (what the window kernels read)."""
+    return t.dtype is DType.F32 and t.is_contiguous() and t.numel > 0
+
+
+def _uniform_window(t, output_size):
+    """`((kh, kw), (oh, ow))` when `t`, a contiguous float32 `[N, C, H, W]` with elements, pools
+    to `output_size` over uniform `kh x kw` blocks; else None."""
+    if len(t.shape) != 4 or not _contiguous_f32(t):
+        return None
+    sizes = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
+    if len(sizes) != 2:
+        return None
+    (h, w), (oh, ow) = t.shape[2:], sizes
+    if not oh or not ow or h % oh or w % ow:
+        return None
+    return (h // oh, w // ow), (oh, ow)
 
 
 def _geometry_key(t, kernel, stride, dilation, padding, sizes) -> tuple:

@@ -75,6 +75,7 @@ from burn.wgpu.kernels.resampling import RESAMPLE, resample
 from burn.wgpu.kernels.rng import DROPOUT, RANDOM, dropout, random
 from burn.wgpu.kernels.sort import BITONIC_STEP, IOTA_ROWS, bitonic_step, iota_rows
 from burn.wgpu.kernels.wgsl import VEC_DTYPES, WG, compute, store
+from burn.wgpu.kernels.windows import WINDOWS, window_mean, window_mean_backward
 
 __all__ = [
     "ADAM",
@@ -111,6 +112,7 @@ __all__ = [
     "UNARY_VEC4",
     "VEC_DTYPES",
     "WG",
+    "WINDOWS",
     "Word",
     "adam_step",
     "adam_step_many",
@@ -149,4 +151,6 @@ __all__ = [
     "unary",
     "unary_expr",
     "unary_vec4",
+    "window_mean",
+    "window_mean_backward",
 ]
