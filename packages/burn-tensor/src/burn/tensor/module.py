@@ -247,6 +247,22 @@ def _pool_checks(
     return kernel, stride, padding, dilation
 
 
+def _int(t: object, op: str, role: str) -> None:
+    if not isinstance(t, Tensor) or t.kind is not Int:
+        kind = t.kind.name if isinstance(t, Tensor) else type(t).__name__
+        raise KindError(f"{op}: {role} must be an Int tensor, got {kind}")
+
+
+def _in_range(indices: Tensor, size: int, owner: Tensor, what: str, of: str) -> None:
+    """Indices known on the host (a host-memory backend's) checked against `[0, size)`: an
+    `OutOfRangeError` names the first bad one here, where a kernel would read wrong data."""
+    if indices.num_elements() and owner.backend.host_memory:
+        data = indices.to_data().array
+        lo, hi = data.min(), data.max()
+        if lo < 0 or hi >= size:
+            raise OutOfRangeError(f"{what} {lo if lo < 0 else hi} is out of range for {size} {of}")
+
+
 def _wrap(x: Tensor, primitive: Any, kind: type[Kind] = Float) -> Tensor:
     return x._new(primitive, kind)
 
@@ -454,18 +470,10 @@ def embedding(weights: Tensor, indices: Tensor) -> Tensor:
     op = "embedding"
     _float(weights, op, "weights")
     _rank(weights, 2, op, "weights", "[num_embeddings, dim]")
-    if not isinstance(indices, Tensor) or indices.kind is not Int:
-        kind = indices.kind.name if isinstance(indices, Tensor) else type(indices).__name__
-        raise KindError(f"{op}: indices must be an Int tensor, got {kind}")
+    _int(indices, op, "indices")
     idx = weights._peer(indices, op, Int)
     n = weights.dims()[0]
-    if indices.num_elements() and weights.backend.host_memory:
-        data = indices.to_data().array
-        lo, hi = data.min(), data.max()
-        if lo < 0 or hi >= n:
-            raise OutOfRangeError(
-                f"{op}: index {lo if lo < 0 else hi} is out of range for {n} embeddings"
-            )
+    _in_range(indices, n, weights, f"{op}: index", "embeddings")
     return _wrap(weights, weights.backend.embedding(weights.primitive, idx))
 
 
@@ -523,9 +531,7 @@ def cross_entropy(logits: Tensor, targets: Tensor) -> Tensor:
     set; one backend op each way (one kernel each on Wgpu)."""
     op = "cross_entropy"
     _float(logits, op, "logits")
-    if not isinstance(targets, Tensor) or targets.kind is not Int:
-        kind = targets.kind.name if isinstance(targets, Tensor) else type(targets).__name__
-        raise KindError(f"{op}: targets must be an Int tensor, got {kind}")
+    _int(targets, op, "targets")
     if logits.rank() != 2 or targets.rank() != 1 or targets.dims()[0] != logits.dims()[0]:
         raise ShapeError(
             f"{op}: expected logits [batch, classes] and targets [batch], got {logits.dims()} "
@@ -534,13 +540,7 @@ def cross_entropy(logits: Tensor, targets: Tensor) -> Tensor:
     if logits.dims()[1] == 0:
         raise ShapeError(f"{op}: logits {logits.dims()} have no classes")
     target_values = logits._peer(targets, op, Int)
-    classes = logits.dims()[1]
-    if targets.num_elements() and logits.backend.host_memory:
-        data = targets.to_data().array
-        lo, hi = data.min(), data.max()
-        if lo < 0 or hi >= classes:
-            bad = lo if lo < 0 else hi
-            raise OutOfRangeError(f"{op}: target class {bad} is out of range for {classes} classes")
+    _in_range(targets, logits.dims()[1], logits, f"{op}: target class", "classes")
     return _wrap(logits, logits.backend.cross_entropy(logits.primitive, target_values))
 
 
