@@ -435,3 +435,24 @@ def test_adam_step_many_groups_parameters_by_step_count():
         assert new_state["momentum"]["time"] == want_state["momentum"]["time"]
         assert np.array_equal(new.to_data().as_array(), want.to_data().as_array())
     assert [s["momentum"]["time"] for _, s in got] == [3, 1, 2]
+
+
+def test_a_parameter_shared_by_two_fields_is_updated_at_both():
+    """A parameter reached twice while walking the model (tied weights) gets one update, and
+    both places hold it."""
+
+    class Tied(Module):
+        def __init__(self, weight: Tensor):
+            self.first = Param(weight)
+            self.second = self.first
+
+        def forward(self, x: Tensor) -> Tensor:
+            return (x * self.first.val()).sum() + (x * self.second.val()).sum()
+
+    model = Tied(Tensor.from_data(np.array([1.0, 2.0]), DEVICE, dtype=DType.F32))
+    x = Tensor.from_data(np.array([3.0, 4.0]), DEVICE, dtype=DType.F32)
+    grads = GradientsParams.from_grads(model.forward(x).backward(), model)
+    stepped = AdamConfig().init().step(0.1, model, grads)
+    first, second = (p.val().to_data().as_array() for p in (stepped.first, stepped.second))
+    np.testing.assert_array_equal(first, second)
+    assert not np.array_equal(first, [1.0, 2.0])
