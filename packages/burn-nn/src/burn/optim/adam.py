@@ -7,18 +7,18 @@ from burn.optim.decay import WeightDecay, WeightDecayConfig
 from burn.optim.grad_clipping import GradientClippingConfig
 from burn.optim.simple import OptimizerAdaptor, SimpleOptimizer
 from burn.tensor import Tensor
-from burn.tensor.optim import adam_step, adam_step_many
+from burn.tensor.optim import adam_step_many
 
 
 class AdaptiveMomentum:
     """Bias-corrected first and second moments; the update is m_hat / (sqrt(v_hat) + eps).
 
     State: `time` (steps taken), `moment_1` and `moment_2`. The first step starts both moments
-    from zero, as PyTorch does, so the numbers match `torch.optim.Adam`. Adam and AdamW call
-    `update`, which runs the whole step of a parameter as one backend op
-    (`burn.tensor.optim.adam_step`); `transform` gives the step's direction alone, for rules
-    built on top of it. `update_many` is `update` of every parameter of a step, with one
-    backend op for all the parameters at the same step count (`adam_step_many`).
+    from zero, as PyTorch does, so the numbers match `torch.optim.Adam`. `update_many` updates
+    every parameter of a step, with one backend op for all the parameters at the same step
+    count (`burn.tensor.optim.adam_step_many`): Adam and AdamW call it for a model's step, and
+    `update` is it for one parameter. `transform` gives the step's direction alone, for rules
+    built on top of it.
     """
 
     def __init__(self, beta_1: float, beta_2: float, epsilon: float):
@@ -53,21 +53,8 @@ class AdaptiveMomentum:
         Adam's L2 `weight_decay` folded into the gradient, or AdamW's applied to the parameter
         (`decoupled_weight_decay`). Moments restored in another dtype (a checkpoint saved at
         another precision) are cast to the parameter's first."""
-        grad, time, moment_1, moment_2 = self._inputs(tensor, grad, state)
-        updated, moment_1, moment_2 = adam_step(
-            tensor,
-            grad,
-            moment_1,
-            moment_2,
-            time,
-            lr,
-            self.beta_1,
-            self.beta_2,
-            self.epsilon,
-            weight_decay,
-            decoupled_weight_decay,
-        )
-        return updated, {"time": time, "moment_1": moment_1, "moment_2": moment_2}
+        items = [(tensor, grad, state)]
+        return self.update_many(lr, items, weight_decay, decoupled_weight_decay)[0]
 
     def update_many(
         self,

@@ -57,13 +57,7 @@ def adam_step(
         tensor._peer(grad, "adam_step"),
         m1,
         m2,
-        time,
-        float(lr),
-        float(beta_1),
-        float(beta_2),
-        float(epsilon),
-        float(weight_decay),
-        bool(decoupled_weight_decay),
+        *_step(time, lr, beta_1, beta_2, epsilon, weight_decay, decoupled_weight_decay),
     )
     return tensor._new(updated), tensor._new(m1), tensor._new(m2)
 
@@ -123,16 +117,31 @@ def adam_step_many(
         grad_prims,
         None if moments_1 is None else m1s,
         None if moments_2 is None else m2s,
+        *_step(time, lr, beta_1, beta_2, epsilon, weight_decay, decoupled_weight_decay),
+    )
+    new = first._new
+    return [new(u) for u in updated], [new(m) for m in new_1], [new(m) for m in new_2]
+
+
+def _step(
+    time: int,
+    lr: float,
+    beta_1: float,
+    beta_2: float,
+    epsilon: float,
+    weight_decay: float,
+    decoupled: bool,
+) -> tuple[int, float, float, float, float, float, bool]:
+    """The step's scalar arguments as the backend ops take them (floats, a bool)."""
+    return (
         time,
         float(lr),
         float(beta_1),
         float(beta_2),
         float(epsilon),
         float(weight_decay),
-        bool(decoupled_weight_decay),
+        bool(decoupled),
     )
-    new = first._new
-    return [new(u) for u in updated], [new(m) for m in new_1], [new(m) for m in new_2]
 
 
 def _check_time(op: str, time: object, no_1: bool, no_2: bool, name_1: str, name_2: str) -> None:

@@ -184,26 +184,13 @@ class WgpuOptimOps:
                 )
                 for k, out in zip(group, outs, strict=True):
                     results[k] = out
-        updated, new_1, new_2 = [], [], []
+        step = (time, lr, beta_1, beta_2, epsilon, weight_decay, decoupled_weight_decay)
         for k in range(count):
-            out = results[k]
-            if out is None:  # not in a group: the single op (and its own fallback)
-                out = self.float_adam_step(
-                    tensors[k],
-                    grads[k],
-                    moments_1[k],
-                    moments_2[k],
-                    time,
-                    lr,
-                    beta_1,
-                    beta_2,
-                    epsilon,
-                    weight_decay,
-                    decoupled_weight_decay,
+            if results[k] is None:  # not in a group: the single op (and its own fallback)
+                results[k] = self.float_adam_step(
+                    tensors[k], grads[k], moments_1[k], moments_2[k], *step
                 )
-            updated.append(out[0])
-            new_1.append(out[1])
-            new_2.append(out[2])
+        updated, new_1, new_2 = (list(part) for part in zip(*results, strict=True))
         return updated, new_1, new_2
 
     def _adam_group(self, rt, group, lists, first, l2, decoupled, scalars):

@@ -121,22 +121,10 @@ class OptimizerOps(_Core):
         if moments_1 is None or moments_2 is None:
             firsts: list[Any] = [None] * len(tensors)
             moments_1 = moments_2 = firsts
-        updated, new_1, new_2 = [], [], []
-        for tensor, grad, m1, m2 in zip(tensors, grads, moments_1, moments_2, strict=True):
-            out = self.float_adam_step(
-                tensor,
-                grad,
-                m1,
-                m2,
-                time,
-                lr,
-                beta_1,
-                beta_2,
-                epsilon,
-                weight_decay,
-                decoupled_weight_decay,
-            )
-            updated.append(out[0])
-            new_1.append(out[1])
-            new_2.append(out[2])
+        step = (time, lr, beta_1, beta_2, epsilon, weight_decay, decoupled_weight_decay)
+        results = [
+            self.float_adam_step(tensor, grad, m1, m2, *step)
+            for tensor, grad, m1, m2 in zip(tensors, grads, moments_1, moments_2, strict=True)
+        ]
+        updated, new_1, new_2 = (list(part) for part in zip(*results, strict=True))
         return updated, new_1, new_2
