@@ -25,6 +25,15 @@ def _work(a: np.ndarray) -> np.ndarray:
     return a.astype(np.float32) if a.dtype.itemsize < 4 else a
 
 
+def _transposed(w: np.ndarray, work: np.dtype) -> np.ndarray:
+    """`w.T` as its own contiguous array, for the backward's step-by-step products `dz @ w.T`.
+
+    BLAS takes a transposed view without a copy, but for the few rows of a batch it runs that
+    case markedly slower (OpenBLAS's AVX-512 kernels: 50 products `[32, 1024] @ [1024, 256]`
+    took 12.7 ms against a view, 8.2 ms against a copy); one copy per call serves every step."""
+    return np.ascontiguousarray(w.astype(work, copy=False).T)
+
+
 def _tanh_form(width: int, hidden: int, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
     """Per-column `(scale, offset)`: gate = tanh(scale * z) * scale + offset for i, f, g, o."""
     scale = np.full(width, 0.5, dtype)
@@ -85,7 +94,7 @@ def _backward(w_hh, h0, c0, states, gates, grad):
     c_first = c0.astype(work)
     grad_h = _work(grad[0]).transpose(1, 0, 2)
     grad_c = _work(grad[1]).transpose(1, 0, 2)
-    w_rec_t = w_hh.astype(work, copy=False).T
+    w_rec_t = _transposed(w_hh, work)
     # Batch first, as the contract returns it: each step writes strided rows, and the matmuls
     # that follow (in `lstm_inputs_backward`) read it as one contiguous [batch * seq, 4H].
     dz = np.empty((batch, seq, 4, hidden), work)
@@ -217,7 +226,7 @@ def _gru_backward(w_hh, h0, states, gates, grad):
     gt = _work(gates).transpose(1, 0, 2)
     h_first = h0.astype(work)
     grad_h = _work(grad).transpose(1, 0, 2)
-    w_rec_t = w_hh.astype(work, copy=False).T
+    w_rec_t = _transposed(w_hh, work)
     d_in = np.empty((batch, seq, 3 * hidden), work)
     d_hid = np.empty((batch, seq, 3 * hidden), work)
     dh = np.zeros((batch, hidden), work)
