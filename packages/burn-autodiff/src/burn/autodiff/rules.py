@@ -204,5 +204,20 @@ def matmul_backward(B, a, b, g, tracked):
     if tracked[0]:
         ga = unbroadcast(B, B.float_matmul(g, B.permute(b, swap)), B.shape(a))
     if tracked[1]:
-        gb = unbroadcast(B, B.float_matmul(B.permute(a, swap), g), B.shape(b))
+        b_shape = B.shape(b)
+        if rank > 2 and all(d == 1 for d in b_shape[:-2]):
+            gb = _shared_rhs_grad(B, a, g, b_shape)
+        else:
+            gb = unbroadcast(B, B.float_matmul(B.permute(a, swap), g), b_shape)
     return ga, gb
+
+
+def _shared_rhs_grad(B, a, g, b_shape):
+    """The gradient of one matrix `b` broadcast over the batch of `a` (a `Linear` on `[batch,
+    seq, d]`): the sum over the batch of `a_i^T @ g_i` is one product of the stacked rows,
+    `a^T @ g` over `[batch * rows, ...]`, instead of a product per matrix and then a sum."""
+    k, n = b_shape[-2:]
+    rows = math.prod(B.shape(a)[:-1])
+    rows_a = B.reshape(a, (rows, k))
+    rows_g = B.reshape(g, (rows, n))
+    return B.reshape(B.float_matmul(B.permute(rows_a, (1, 0)), rows_g), b_shape)

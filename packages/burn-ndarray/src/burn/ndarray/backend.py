@@ -197,7 +197,7 @@ class NdArrayBackend(NdArrayFusedOps, NdArrayModuleOps, NdArrayRecurrentOps, Bac
         ).astype(tensor.dtype, copy=False)
 
     def float_matmul(self, lhs, rhs):
-        return _like(np.matmul(lhs, rhs), lhs)  # numpy gives float32 for bfloat16
+        return _like(_matmul(lhs, rhs), lhs)  # numpy gives float32 for bfloat16
 
     int_matmul = float_matmul
 
@@ -239,6 +239,24 @@ def _bernoulli(rng: np.random.Generator, shape: tuple[int, ...], prob: float) ->
     words = rng.bit_generator.random_raw((n + 1) // 2).view(np.uint32)[:n]
     threshold = np.uint32(min(round(prob * 2.0**32), 2**32 - 1))
     return (words < threshold).reshape(shape)
+
+
+def _matmul(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """`np.matmul`, with a stack of matrices times one matrix as one product of stacked rows.
+
+    numpy runs one BLAS call per matrix of a stack even when `rhs` is a single matrix
+    broadcast over it (a `Linear` on `[batch, seq, d]`), and BLAS is slower on the few rows of
+    each: 32 products `[64, 128] @ [128, 128]` took 0.72 ms against 0.53 ms for one
+    `[2048, 128]` product. Where `lhs`'s rows can be stacked without a copy, they are."""
+    if lhs.ndim > 2 and lhs.shape[-2] > 0 and all(d == 1 for d in rhs.shape[:-2]):
+        try:
+            rows = np.reshape(lhs, (-1, lhs.shape[-1]), copy=False)
+        except ValueError:  # a layout whose rows do not stack without a copy
+            return np.matmul(lhs, rhs)
+        out = np.matmul(rows, rhs.reshape(rhs.shape[-2:]))
+        lead = (1,) * (rhs.ndim - lhs.ndim) + lhs.shape[:-2]
+        return out.reshape(*lead, lhs.shape[-2], rhs.shape[-1])
+    return np.matmul(lhs, rhs)
 
 
 def _like(out: np.ndarray, lhs: np.ndarray) -> np.ndarray:

@@ -105,6 +105,29 @@ def _standardize(x: np.ndarray, axes, epsilon: float):
     return centered, rstd, mean, var
 
 
+def _row_means(rows: np.ndarray) -> np.ndarray:
+    """The mean of each row of `rows [n, d]`, as one matrix-vector product: numpy's reduction
+    along a short last axis runs a loop per row, about 5x slower (`[2048, 128]` float32)."""
+    return rows @ np.full(rows.shape[1], 1.0 / rows.shape[1], rows.dtype)
+
+
+def _standardize_rows(x: np.ndarray, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
+    """`_standardize` over the last dim for a non-empty `x`, as `(normalized [n, d], rstd [n])`
+    on its rows. Layer norm's rows are short (a model width), where numpy's reductions along
+    the last axis are slow: the means are matrix-vector products and the sums of squares an
+    `einsum` (0.37 ms -> 0.22 ms for `[2048, 128]` float32)."""
+    d = x.shape[-1]
+    rows = x.reshape(-1, d)
+    centered = np.subtract(rows, _row_means(rows)[:, None])
+    rstd = np.einsum("ij,ij->i", centered, centered)
+    rstd *= x.dtype.type(1.0 / d)
+    rstd += x.dtype.type(epsilon)
+    np.sqrt(rstd, out=rstd)
+    np.reciprocal(rstd, out=rstd)
+    centered *= rstd[:, None]
+    return centered, rstd
+
+
 def _channel_axes(x: np.ndarray) -> tuple[int, ...]:
     """Every dim of `[N, C, ...]` but the channels'."""
     return (0, *range(2, x.ndim))
@@ -274,7 +297,10 @@ class NdArrayFusedOps(OptimizerOps, ModuleOps, ActivationOps):
 
     @_in_working_precision
     def layer_norm(self, x, gamma, beta, epsilon):
-        out, _, _, _ = _standardize(x, -1, epsilon)
+        if x.size == 0:
+            out = _standardize(x, -1, epsilon)[0]
+        else:
+            out = _standardize_rows(x, epsilon)[0].reshape(x.shape)
         out *= gamma
         out += beta
         return out
@@ -282,17 +308,20 @@ class NdArrayFusedOps(OptimizerOps, ModuleOps, ActivationOps):
     @_in_working_precision
     def layer_norm_backward(self, x, gamma, output_grad, epsilon):
         d = x.shape[-1]
-        normalized, rstd, _, _ = _standardize(x, -1, epsilon)
+        if x.size == 0:
+            return np.zeros_like(x), np.zeros(d, x.dtype), np.zeros(d, x.dtype)
+        normalized, rstd = _standardize_rows(x, epsilon)
         rows = output_grad.reshape(-1, d)
         beta_grad = rows.sum(axis=0)
-        gamma_grad = np.einsum("ij,ij->j", rows, normalized.reshape(-1, d))
-        g = output_grad * gamma
-        dot = np.multiply(g, normalized).mean(axis=-1, keepdims=True)
-        g -= g.mean(axis=-1, keepdims=True)
-        normalized *= dot
+        gamma_grad = np.einsum("ij,ij->j", rows, normalized)
+        g = rows * gamma
+        dot = np.einsum("ij,ij->i", g, normalized)
+        dot *= x.dtype.type(1.0 / d)
+        g -= _row_means(g)[:, None]
+        normalized *= dot[:, None]
         g -= normalized
-        g *= rstd
-        return g, gamma_grad, beta_grad
+        g *= rstd[:, None]
+        return g.reshape(x.shape), gamma_grad, beta_grad
 
     @_in_working_precision
     def batch_norm(self, x, gamma, beta, epsilon):

@@ -50,3 +50,23 @@ def test_matmul_complex_2(ad_backend, rng):
 
 def test_should_diff_dot(ad_backend, rng):
     check_grads(ad_backend, lambda a, b: a.dot(b), rng.normal(size=(4,)), rng.normal(size=(4,)))
+
+
+def test_should_diff_matmul_shared_rhs(ad_backend, rng):
+    """One matrix broadcast over a rank-4 batch (its gradient is one product over the stacked
+    rows), on strided inputs too; and a rhs broadcast over one batch dim only."""
+    ga, gb = check_grads(
+        ad_backend,
+        lambda a, b: a.matmul(b),
+        rng.normal(size=(2, 3, 2, 4)),
+        rng.normal(size=(1, 1, 4, 3)),
+        strided_inputs=True,
+    )
+    assert gb.shape == (1, 1, 4, 3)
+    ga, gb = check_grads(
+        ad_backend,
+        lambda a, b: a.matmul(b),
+        rng.normal(size=(2, 3, 2, 4)),
+        rng.normal(size=(2, 1, 4, 3)),
+    )
+    assert gb.shape == (2, 1, 4, 3)
