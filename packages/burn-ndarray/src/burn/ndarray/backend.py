@@ -86,6 +86,17 @@ class NdArrayBackend(NdArrayFusedOps, NdArrayModuleOps, NdArrayRecurrentOps, Bac
             return _bernoulli(self.rng(), tuple(shape), distribution.prob).astype(dtype.numpy)
         return distribution.sample(self.rng(), tuple(shape)).astype(dtype.numpy)
 
+    def dropout(self, x, prob):
+        """The contract's draw, scale and product with two arrays instead of four: the
+        Bernoulli draws become the scaled mask in one multiply (the same words, so the same
+        mask and values as the composition after the same seed)."""
+        keep = 1.0 - prob
+        if keep == 0.0 or x.dtype not in (np.float32, np.float64):
+            return super().dropout(x, prob)
+        kept = _bernoulli(self.rng(), x.shape, keep)
+        mask = np.multiply(kept, x.dtype.type(1.0 / keep), dtype=x.dtype)
+        return np.multiply(x, mask), mask
+
     def scalar_like(self, p, value):
         return np.full((1,) * p.ndim, value, p.dtype)
 
