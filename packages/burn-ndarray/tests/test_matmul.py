@@ -13,7 +13,8 @@ def _cases(rng):
     b = rng.standard_normal((1, 1, 6, 7)).astype(np.float32)
     yield a, b  # rows stack: one product
     yield a.transpose(1, 0, 2, 3), b  # batch dims swapped: no stacking without a copy
-    yield a[:, :, ::2], b  # every other row: stacks as a strided view
+    yield a[:, :, ::2], b  # every other row: no stacking without a copy
+    yield a[..., :5], b[..., :5, :]  # rows of a wider array: they stack as a strided view
     yield a.swapaxes(2, 3)[..., :5], rng.standard_normal((1, 1, 5, 2)).astype(np.float32)
     yield a, rng.standard_normal((1, 1, 1, 6, 7)).astype(np.float32)  # rhs of higher rank
     yield a, rng.standard_normal((3, 1, 6, 7)).astype(np.float32)  # rhs batched: numpy's way
