@@ -1,4 +1,4 @@
-"""NdArray's numpy `erf` (and the float32 one GELU uses) against the standard library's."""
+"""NdArray's numpy `erf` against the standard library's."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 from burn.backend import NdArray
-from burn.ndarray.erf import erf, erf_f32
+from burn.ndarray.erf import erf
 from burn.tensor import DType, Tensor
 
 
@@ -79,25 +79,3 @@ def test_tensor_erf_on_ndarray_keeps_its_dtype(dtype):
     # One rounding to the dtype, from a float64 result good to a few ulps.
     tolerance = float(ml_dtypes.finfo(dtype.numpy).eps)
     np.testing.assert_allclose(out.astype(np.float64), want, rtol=tolerance, atol=0)
-
-
-_math_erf = np.vectorize(math.erf, otypes=[np.float64])
-
-
-def test_erf_f32_stays_within_4e7_of_erf():
-    """The float32 version GELU uses: a few float32 ulps everywhere, tails included."""
-    x = np.concatenate([np.linspace(-8.0, 8.0, 200_001), np.geomspace(1e-30, 8.0, 2_000)])
-    x = x.astype(np.float32)
-    got = erf_f32(x)
-    assert got.dtype == np.float32
-    want = _math_erf(x.astype(np.float64))
-    assert np.abs(got.astype(np.float64) - want).max() < 4e-7
-    tiny = np.float32([1e-30, -1e-20, 1e-8])
-    np.testing.assert_allclose(erf_f32(tiny), _math_erf(tiny.astype(np.float64)), rtol=1e-6)
-
-
-def test_erf_f32_special_values():
-    out = erf_f32(np.float32([np.nan, np.inf, -np.inf, -0.0, 0.0]))
-    assert np.isnan(out[0])
-    np.testing.assert_array_equal(out[1:3], [1.0, -1.0])
-    assert out[3] == 0.0 and np.signbit(out[3]) and not np.signbit(out[4])

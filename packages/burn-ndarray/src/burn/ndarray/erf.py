@@ -16,11 +16,8 @@ and `erf(x) = sign(x) * (1 - erfc(|x|))` outside the first interval. NaN stays N
 `erf(+-inf) = +-1`. Every input is computed in float64; callers cast the result back to their
 dtype.
 
-`erf_f32` is the float32 version the GELU kernels use, several times faster: one rational
-function `erf(x) = x * P(x^2) / Q(x^2)` (degrees 5 and 5) on `|x| <= 3.925`, beyond which erf
-rounds to +-1 in float32. Its coefficients are a relative-error fit against `erf` above
-(`tools/fit_erf_f32.py` reproduces them); in float32 arithmetic it stays within 4e-7 of the
-true value (a few units in the last place) everywhere.
+The float32 GELU kernels interpolate tables built from this function once
+(`burn.ndarray.gelu`).
 """
 
 from __future__ import annotations
@@ -114,43 +111,4 @@ def erf(x: np.ndarray) -> np.ndarray:
     tail = (_ONE_OVER_SQRT_PI - inv_sq * _ratio(_R3_NUM, _R3_DEN, inv_sq)) / al
     erfc = np.exp(-al * al) * tail
     out[large] = np.copysign(1.0 - erfc, x[large])
-    return out
-
-
-_F32_CLIP = np.float32(3.925)
-# Fitted by `tools/fit_erf_f32.py`; powers of x^2 from the highest down (Horner's order).
-_F32_NUM = np.array(
-    [
-        2.0461414842759713e-06,
-        2.848421042873246e-04,
-        3.772266571921695e-03,
-        5.27684195445896e-02,
-        1.9058641598146042e-01,
-        1.1283791458465593e00,
-    ],
-    dtype=np.float32,
-)
-_F32_DEN = np.array(
-    [3.804890259396854e-05, 1.1637988381512383e-03, 1.4982618752216141e-02]
-    + [1.1417977207439911e-01, 5.022355447968814e-01, 1.0],
-    dtype=np.float32,
-)
-
-
-def _horner(coefficients: np.ndarray, t: np.ndarray) -> np.ndarray:
-    out = t * coefficients[0]
-    for c in coefficients[1:-1]:
-        out += c
-        out *= t
-    out += coefficients[-1]
-    return out
-
-
-def erf_f32(x: np.ndarray) -> np.ndarray:
-    """`erf(x)` of a float32 array, computed in float32 (NaN stays NaN)."""
-    clipped = np.clip(x, -_F32_CLIP, _F32_CLIP)
-    t = np.square(clipped)
-    out = _horner(_F32_NUM, t)
-    out /= _horner(_F32_DEN, t)
-    out *= clipped
     return out

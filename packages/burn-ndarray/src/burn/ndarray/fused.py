@@ -12,68 +12,25 @@ step into the three arrays it returns and a scratch block (two with an L2 penalt
 of allocating fifteen parameter-sized arrays: the allocations, not the arithmetic, were most
 of its time.
 
-GELU in float32 evaluates the error function with `erf_f32` (a rational approximation accurate
-to a few float32 units in the last place), in blocks that stay in the CPU cache; other dtypes
-use the contract's composition, whose `erf` is exact to float64.
+GELU in float32 and its derivative interpolate tables of the normal distribution function
+(`burn.ndarray.gelu`), in blocks that stay in the CPU cache; float64 uses the contract's
+composition, whose `erf` is exact to float64.
 """
 
 from __future__ import annotations
 
 import functools
-import math
 
 import numpy as np
 from burn.backend.ops.activation import ActivationOps
 from burn.backend.ops.module import ModuleOps
 from burn.backend.ops.optim import OptimizerOps
-from burn.ndarray.erf import erf_f32
+from burn.ndarray.gelu import BLOCK as _BLOCK
+from burn.ndarray.gelu import gelu_backward_f32, gelu_f32
 
-_INV_SQRT_2 = 1.0 / math.sqrt(2.0)
-_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-# Elements per block: a few arrays of this size fit in a core's L2 cache.
-_BLOCK = 1 << 15
 # Adam's blocks: eight arrays are touched per block; larger blocks cost no more time and
 # smaller ones pay numpy's per-call overhead (measured on a [1024, 512] float32 weight).
 _ADAM_BLOCK = 1 << 16
-
-
-def _blocks(x: np.ndarray, *others: np.ndarray):
-    """Flat, contiguous blocks of `x` and of arrays of its shape, with the matching slices."""
-    flat = [np.ascontiguousarray(a).reshape(-1) for a in (x, *others)]
-    for start in range(0, flat[0].size, _BLOCK):
-        yield tuple(a[start : start + _BLOCK] for a in flat)
-
-
-def _gelu_f32(x: np.ndarray) -> np.ndarray:
-    out = np.empty(x.shape, np.float32)
-    flat_out = out.reshape(-1)
-    start = 0
-    for (xb,) in _blocks(x):
-        cdf = erf_f32(xb * np.float32(_INV_SQRT_2))
-        cdf *= np.float32(0.5)
-        cdf += np.float32(0.5)
-        np.multiply(xb, cdf, out=flat_out[start : start + xb.size])
-        start += xb.size
-    return out
-
-
-def _gelu_backward_f32(x: np.ndarray, grad: np.ndarray) -> np.ndarray:
-    out = np.empty(x.shape, np.float32)
-    flat_out = out.reshape(-1)
-    start = 0
-    for xb, gb in _blocks(x, np.broadcast_to(grad, x.shape)):
-        slope = erf_f32(xb * np.float32(_INV_SQRT_2))
-        slope *= np.float32(0.5)
-        slope += np.float32(0.5)
-        pdf = xb * xb
-        pdf *= np.float32(-0.5)
-        np.exp(pdf, out=pdf)
-        pdf *= xb
-        pdf *= np.float32(_INV_SQRT_2PI)
-        slope += pdf
-        np.multiply(gb, slope, out=flat_out[start : start + xb.size])
-        start += xb.size
-    return out
 
 
 def _softmax(x: np.ndarray, dim: int) -> np.ndarray:
@@ -270,13 +227,13 @@ class NdArrayFusedOps(OptimizerOps, ModuleOps, ActivationOps):
     def gelu(self, x):
         if x.dtype == np.float64:
             return super().gelu(x)  # the composition, with the float64-exact erf
-        return _gelu_f32(x)
+        return gelu_f32(x)
 
     @_in_working_precision
     def gelu_backward(self, x, grad):
         if x.dtype == np.float64:
             return super().gelu_backward(x, grad)
-        return _gelu_backward_f32(x, grad)
+        return gelu_backward_f32(x, grad)
 
     def softmax(self, x, dim):
         return _softmax(x, dim)
