@@ -50,12 +50,18 @@ def _targets(backend, rng, batch: int, classes: int):
     return tensor(backend, values, kind=Int), values
 
 
+def _case(backend, rng, dtype, shape):
+    """Scores of `shape` in `dtype` (skipped where the backend lacks it), and targets as a
+    tensor and as numpy values."""
+    require_dtype(backend, dtype)
+    logits = tensor(backend, rng.normal(scale=3.0, size=shape), dtype)
+    return (logits, *_targets(backend, rng, *shape))
+
+
 @float_dtypes
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 def test_cross_entropy(backend, rng, dtype, shape):
-    require_dtype(backend, dtype)
-    logits = tensor(backend, rng.normal(scale=3.0, size=shape), dtype)
-    targets, t = _targets(backend, rng, *shape)
+    logits, targets, t = _case(backend, rng, dtype, shape)
     got = module.cross_entropy(logits, targets)
     assert got.dims() == [1] and got.dtype == dtype
     assert_close(got, np.array([_loss(ref(logits), t)]), tol=_tol(dtype))
@@ -64,9 +70,7 @@ def test_cross_entropy(backend, rng, dtype, shape):
 @float_dtypes
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 def test_cross_entropy_backward_op(backend, rng, dtype, shape):
-    require_dtype(backend, dtype)
-    logits = tensor(backend, rng.normal(scale=3.0, size=shape), dtype)
-    targets, t = _targets(backend, rng, *shape)
+    logits, targets, t = _case(backend, rng, dtype, shape)
     grad = tensor(backend, [0.7], dtype)
     got = backend.cross_entropy_backward(logits.primitive, targets.primitive, grad.primitive)
     got = logits._new(got)
