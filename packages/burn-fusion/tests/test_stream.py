@@ -143,7 +143,7 @@ def test_plans_are_keyed_by_signature_not_values(setup):
 
 def test_an_unsupported_op_runs_eagerly_on_pending_inputs(setup):
     backend, fuser = setup
-    y = tensor(backend, [4.0, 9.0]) * 1.0
+    y = (tensor(backend, [4.0, 9.0]) * -1.0).abs()
     root = y.sqrt()  # sqrt is not supported by this fuser: the stream flushes first
     assert not root.primitive.is_pending and len(fuser.executed) == 1
     np.testing.assert_allclose(np.asarray(root.to_data().array), [2.0, 3.0])
@@ -184,7 +184,7 @@ def test_fusion_of_an_autodiff_backend_is_refused():
 
 def test_a_failed_flush_leaves_its_values_pending(setup):
     backend, fuser = setup
-    y = tensor(backend, [1.0, 2.0]) * 2.0
+    y = (tensor(backend, [1.0, 2.0]) * -2.0).abs()
     execute = fuser.execute
 
     def broken(plan, segment):
@@ -247,7 +247,8 @@ def test_a_chain_rereading_its_inputs_counts_them_without_walking_it_again(setup
     for p in parts[1:]:
         total = backend.binary("add", total, p)
     np.testing.assert_allclose(np.asarray(backend.into_data(total).array), [15.0])
-    assert len(fuser.executed) == 4  # the product, then the sum cut in three
+    # The product, then the sum cut in three; a piece of one op runs as the backend's own.
+    assert len(fuser.executed) == 3 and backend.stats.eager_ops == 1
     assert all(len(s.leaves) + len(s.outputs) <= 4 for s in fuser.executed)
 
 
@@ -362,12 +363,12 @@ def test_a_matmul_read_by_two_groups_runs_once_on_its_own(epilogues):
     backend, fuser = epilogues
     x = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
     column = matrix(backend, x).matmul(matrix(backend, [[1.0], [-1.0]]))  # [2, 1]
-    doubled = column * 2.0  # read at [2, 1]
-    spread = plus(column, matrix(backend, np.ones((2, 3), np.float32)))  # and at [2, 3]
+    doubled = (column * 2.0).abs()  # read at [2, 1]
+    spread = plus(column, matrix(backend, np.ones((2, 3), np.float32))).neg()  # and at [2, 3]
     del column
     want = x @ [[1.0], [-1.0]]
-    np.testing.assert_allclose(read(doubled), want * 2.0)
-    np.testing.assert_allclose(read(spread), np.broadcast_to(want + 1.0, (2, 3)))
+    np.testing.assert_allclose(read(doubled), np.abs(want * 2.0))
+    np.testing.assert_allclose(read(spread), np.broadcast_to(-(want + 1.0), (2, 3)))
     assert backend.stats.eager_matmuls == 1 and backend.stats.matmul_epilogues == 0
     assert len(fuser.executed) == 2  # one kernel per shape, both reading the computed product
 
@@ -425,7 +426,8 @@ def test_a_product_waits_only_for_flushes_of_other_values(epilogues):
     x = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
     asked = matrix(backend, x).matmul(matrix(backend, x))
     np.testing.assert_allclose(read(asked), x @ x)  # the flush is for it: it runs
-    kept = matrix(backend, x).matmul(matrix(backend, x))
+    wide = np.ones((2, 3), np.float32)  # another pattern (a product of [2, 2] ran alone)
+    kept = matrix(backend, x).matmul(matrix(backend, wide))
     backend.flush()  # a flush of everything computes it too
     assert not kept.primitive.is_pending
     assert backend.stats.eager_matmuls == 2 and not fuser.products
@@ -450,3 +452,60 @@ def test_a_reshaped_product_computed_on_its_own_has_its_new_shape(epilogues):
     np.testing.assert_allclose(read(column), (x @ x.T).reshape(4, 1))
     np.testing.assert_allclose(read(product), x @ x.T)  # the product at its own shape, too
     assert backend.stats.eager_matmuls == 2
+
+
+def test_a_lone_op_runs_as_the_backends_own_and_its_pattern_is_not_recorded_again(setup):
+    backend, fuser = setup
+    x = tensor(backend, [1.0, -2.0])
+    first = x * 3.0
+    assert first.primitive.is_pending
+    np.testing.assert_allclose(read(first), [3.0, -6.0])
+    # One op over concrete inputs: the inner backend's op, no kernel planned.
+    assert not fuser.executed and backend.stats.eager_ops == 1
+    again = tensor(backend, [4.0, 5.0]) * 0.5  # same op, shapes and dtypes: not recorded
+    assert not again.primitive.is_pending and backend.stats.unrecorded == 1
+    np.testing.assert_allclose(read(again), [2.0, 2.5])
+    longer = tensor(backend, [1.0, 2.0, 3.0]) * 3.0  # another shape: recorded
+    assert longer.primitive.is_pending
+    chained = x.abs() * 3.0  # over a pending input the op is recorded, to fuse
+    assert chained.primitive.is_pending and chained.primitive.node.kind == "scalar"
+    np.testing.assert_allclose(read(chained), [3.0, 6.0])
+
+
+def test_a_pattern_that_fused_once_is_always_recorded(setup):
+    backend, fuser = setup
+    x = tensor(backend, [1.0, -2.0])
+    np.testing.assert_allclose(read((x * 3.0).abs()), [3.0, 6.0])  # `x * 3.0` fused
+    np.testing.assert_allclose(read(x * 3.0), [3.0, -6.0])  # then alone
+    assert backend.stats.eager_ops == 1
+    later = x * 3.0
+    assert later.primitive.is_pending and backend.stats.unrecorded == 0
+    np.testing.assert_allclose(read(later), [3.0, -6.0])
+
+
+def test_a_product_computed_alone_is_not_recorded_again_and_an_epilogue_is(epilogues):
+    backend, fuser = epilogues
+    x = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    np.testing.assert_allclose(read(matrix(backend, x).matmul(matrix(backend, x))), x @ x)
+    again = matrix(backend, x).matmul(matrix(backend, x.T))
+    assert not again.primitive.is_pending and backend.stats.unrecorded == 1
+    np.testing.assert_allclose(read(again), x @ x.T)
+    w = np.ones((2, 3), np.float32)
+    for _ in range(2):  # a product that took an epilogue stays recorded
+        product = matrix(backend, x).matmul(matrix(backend, w))
+        assert product.primitive.is_pending
+        np.testing.assert_allclose(read((product * 2.0).abs()), np.abs(x @ w * 2.0))
+        del product
+    assert backend.stats.matmul_epilogues == 2
+
+
+def test_an_eager_op_of_many_pending_values_flushes_once(epilogues):
+    backend, fuser = epilogues
+    x = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    grads = [matrix(backend, x).matmul(matrix(backend, x * k)).primitive for k in (1, 2, 3)]
+    assert all(g.is_pending for g in grads)
+    flushes = backend.stats.flushes
+    values = backend.float_cat(grads, 0)  # forwarded: every product is computed by one flush
+    assert backend.stats.flushes == flushes + 1
+    want = np.concatenate([x @ (x * k) for k in (1, 2, 3)])
+    np.testing.assert_allclose(np.asarray(backend.into_data(values).array), want)

@@ -173,6 +173,38 @@ def test_an_overridden_op_runs_itself_eagerly():
     assert seen == ["add"]
 
 
+def test_every_kind_of_lone_op_runs_as_wgpus_own_then_unrecorded(rng):
+    backend = Fusion(WgpuBackend())  # its own stream: nothing learned before this test
+    a = rng.standard_normal((3, 4)).astype(np.float32)
+    m = rng.random((3, 1)) > 0.5
+
+    def on(b):
+        ta = Tensor[b, 2].from_data(a, b.device())
+        tb = Tensor[b, 2].from_data(a[::-1].copy(), b.device())
+        tm = Tensor[b, 2, Bool].from_data(m, b.device())
+        return {
+            "unary": lambda: ta.exp(),
+            "binary": lambda: ta * tb,
+            "scalar": lambda: ta - 0.5,
+            "cast": lambda: ta.int(),
+            "where": lambda: Tensor(b.mask_where(ta.primitive, tm.primitive, tb.primitive), b),
+            "const": lambda: Tensor[b, 2].full([3, 4], 2.5, b.device()),
+        }
+
+    fused_cases, plain_cases = on(backend), on(Wgpu)
+    for kind, make in fused_cases.items():
+        want = values(plain_cases[kind]())
+        recorded = make()
+        assert recorded.primitive.is_pending, kind
+        np.testing.assert_array_equal(values(recorded), want)  # run alone: Wgpu's op
+        unrecorded = make()
+        assert not unrecorded.primitive.is_pending, kind
+        np.testing.assert_array_equal(values(unrecorded), want)
+    n = len(fused_cases)
+    assert backend.stats.eager_ops == n and backend.stats.unrecorded == n
+    assert backend.stats.compiles == 0
+
+
 def test_a_training_step_matches_autodiff_wgpu_in_fewer_launches(rng):
     x = rng.standard_normal((8, 5)).astype(np.float32)
     w = rng.standard_normal((5, 3)).astype(np.float32)

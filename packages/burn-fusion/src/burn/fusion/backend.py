@@ -167,7 +167,7 @@ class FusedBackend(Backend):
         self._overridden = (MODULE_OPS - composed) | frozenset(
             n for n in NAMED_OPS if getattr(cls, n, None) is not getattr(Backend, n)
         )
-        self.stream = Stream(fuser, self._product) if fuser is not None else None
+        self.stream = Stream(fuser, self._product, self._eager) if fuser is not None else None
         self._support_cache: dict[tuple, bool] = {}
 
     # ------------------------------------------------------------------ identity
@@ -237,7 +237,7 @@ class FusedBackend(Backend):
     def _value(self, handle: FusionTensor):
         """The concrete inner primitive of `handle`, flushing the stream if it is pending."""
         if handle.node is not None:
-            self.stream.flush(handle)  # type: ignore[union-attr]
+            self.stream.flush([handle])  # type: ignore[union-attr]
         return handle.value
 
     def _unwrap(self, arg):
@@ -246,6 +246,10 @@ class FusedBackend(Backend):
         if isinstance(arg, FusionDevice):
             return arg.inner
         if isinstance(arg, list):
+            need = [a for a in arg if a.__class__ is FusionTensor and a.node is not None]
+            if len(need) > 1:
+                # Many pending values (an optimizer's gradients): one flush computes them all.
+                self.stream.flush(need)  # type: ignore[union-attr]
             return [self._unwrap(a) for a in arg]
         if isinstance(arg, tuple) and any(isinstance(a, FusionTensor) for a in arg):
             return tuple(self._unwrap(a) for a in arg)
@@ -267,6 +271,27 @@ class FusedBackend(Backend):
         if isinstance(out, list):
             return [self._wrap(o) for o in out]
         return self._wrap(out)
+
+    def _eager(self, node: Node):
+        """A recorded op over leaves computed by the inner backend's own op (the stream runs
+        a lone op so: one kernel either way, and no plan to look up or info words to build)."""
+        inner, kind, arg = self._inner, node.kind, node.arg
+        inputs = [i.arg for i in node.inputs]
+        if kind == "unary":
+            return inner.unary(arg, *inputs)
+        if kind == "binary":
+            return inner.binary(arg, *inputs)
+        if kind == "scalar":
+            return inner.binary_scalar(arg[0], inputs[0], arg[1])
+        if kind == "cast":
+            return inner.cast(inputs[0], arg)
+        if kind == "where":
+            return inner.mask_where(*inputs)
+        if kind == "expand":
+            return inner.expand(inputs[0], node.shape)
+        if kind == "const":
+            return inner.full(node.shape, arg, node.dtype, node.device)
+        raise BackendError(f"Fusion: no eager form of a recorded {kind!r} node")
 
     def _node(self, handle: FusionTensor) -> Node:
         """The node standing for `handle` in a new node's inputs: its recorded node, or the
@@ -290,6 +315,15 @@ class FusedBackend(Backend):
         if not self._supported(kind, arg, handles, shape, dtype):
             return None
         stream = self.stream
+        pattern = None
+        if all([h.node is None for h in handles]):
+            # Over concrete inputs only: an op that ran alone before runs at once (see
+            # `Stream.alone`).
+            op = arg if kind in ARG_IS_KEY else arg[0] if kind == "scalar" else None
+            pattern = (kind, op, shape, dtype, *[(h.shape, h.dtype) for h in handles])
+            if pattern in stream.alone:  # type: ignore[union-attr]
+                stream.stats.unrecorded += 1  # type: ignore[union-attr]
+                return None
         if handles:
             inputs = tuple([self._node(h) for h in handles])
             node = Node(kind, arg, inputs, shape, dtype, inputs[0].device)
@@ -299,6 +333,7 @@ class FusedBackend(Backend):
                 node = Node(kind, arg, inputs, shape, dtype, node.device)
         else:
             node = Node(kind, arg[0], (), shape, dtype, arg[1])
+        node.pattern = pattern
         handle = FusionTensor(None, node, shape, dtype, node.device)
         stream.record(handle)  # type: ignore[union-attr]
         return handle
@@ -447,11 +482,16 @@ class FusedBackend(Backend):
         if self._matmul_recorded and (lhs.device is rhs.device or lhs.device == rhs.device):
             a, b = lhs.shape, rhs.shape
             batch_ok = all(x == y or x == 1 or y == 1 for x, y in zip(a[:-2], b[:-2], strict=False))
-            if len(a) == len(b) >= 2 and a[-1] == b[-2] and batch_ok:
+            pattern = ("matmul", a, b, lhs.dtype)
+            alone = pattern in self.stream.alone  # type: ignore[union-attr]
+            if alone:
+                self.stream.stats.unrecorded += 1  # type: ignore[union-attr]
+            elif len(a) == len(b) >= 2 and a[-1] == b[-2] and batch_ok:
                 found = self.fuser.matmul_operands(self._value(lhs), self._value(rhs))  # type: ignore[union-attr]
                 if found is not None:
                     shape = (*_broadcast(a[:-2], b[:-2]), a[-2], b[-1])
                     node = Node("matmul", found, (), shape, lhs.dtype, lhs.device)
+                    node.pattern = pattern
                     handle = FusionTensor(None, node, shape, lhs.dtype, lhs.device)
                     self.stream.record(handle)  # type: ignore[union-attr]
                     return handle
@@ -474,6 +514,7 @@ class FusedBackend(Backend):
             # each computes it.
             shape = tuple(shape)
             reshaped = Node("matmul", node.arg, (), shape, node.dtype, node.device)
+            reshaped.pattern = node.pattern
             handle = FusionTensor(None, reshaped, shape, p.dtype, p.device)
             self.stream.record(handle)  # type: ignore[union-attr]
             return handle

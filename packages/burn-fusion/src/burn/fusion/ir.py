@@ -50,6 +50,7 @@ class Node:
         "reads",
         "matmuls",
         "leaf_ids",
+        "pattern",
     )
 
     def __init__(
@@ -62,6 +63,9 @@ class Node:
         self.dtype = dtype
         self.device = device
         self.leaf_ids: frozenset[int] | None = None  # see `leaf_ids`: set when first asked
+        # What the node was recorded from when its inputs were all concrete (the op, shapes and
+        # dtypes, see `Stream.alone`); None otherwise.
+        self.pattern: Hashable | None = None
         # `cost`: an upper bound on the ops this node inlines (shared inputs count twice): the
         # stream flushes before a node grows past its limit. `reads`: an upper bound on the
         # primitives it reads (a kernel can bind only so many). `matmuls`: an upper bound on

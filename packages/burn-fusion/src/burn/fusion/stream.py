@@ -9,6 +9,15 @@ A flush groups the live handles by shape and device; each group becomes one `Seg
 if it would read more primitives than the fuser can bind), and each segment runs the plan
 cached under its signature, compiling one only the first time a signature is seen.
 
+A kernel of one op gains nothing from fusion, and recording and planning it costs the host more
+than running it at once. So the stream runs a lone op (one output, every input concrete) as the
+inner backend's own op, and it remembers the op's *pattern* (the op, its shapes and dtypes) in
+`alone`; a recorded matmul computed on its own is remembered so too. The next op of a pattern in
+`alone` is not recorded: it runs at once, as on the inner backend. A pattern seen in a kernel of
+several ops is never remembered as alone. A traced training step repeats its ops, so after its
+first step only the ops that fused are recorded (Burn's fusion caches its choice of running a
+stream's ops one by one in the same spirit).
+
 A recorded matmul waits in the stream too, so that what follows it (a bias, an activation, an
 optimizer's update of a weight gradient) can run as its epilogue: applied to each product as it
 is stored, in the matmul's own kernel. At a flush, each matmul whose consumers are all in one
@@ -21,7 +30,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +41,8 @@ from burn.fusion.ir import Node, Segment, leaf_count, leaf_ids, matmul_nodes
 MAX_COST = 48
 # This many pending handles flush the stream (bounds the host memory a stream holds).
 MAX_PENDING = 512
+# Patterns remembered as alone (or as fused) before the memory starts over (ever-new shapes).
+MAX_PATTERNS = 4096
 
 
 @dataclass
@@ -47,6 +58,8 @@ class FusionStats:
     fused_reductions: int = 0
     matmul_epilogues: int = 0
     eager_matmuls: int = 0
+    eager_ops: int = 0
+    unrecorded: int = 0
 
     def reset(self) -> None:
         for name in vars(self):
@@ -56,11 +69,23 @@ class FusionStats:
 class Stream:
     """Pending handles of one `Fusion(B)` backend and the plans compiled for them."""
 
-    def __init__(self, fuser: FusionBackend, eager_matmul: Callable[[Any, Any, tuple], Any]):
+    def __init__(
+        self,
+        fuser: FusionBackend,
+        eager_matmul: Callable[[Any, Any, tuple], Any],
+        eager_op: Callable[[Node], Any],
+    ):
         self.fuser = fuser
         # How a recorded matmul that cannot be an epilogue's product runs on its own:
         # `eager_matmul(lhs, rhs, shape)`, the product at the node's shape (a reshape of it).
         self.eager_matmul = eager_matmul
+        # How a lone op (one output, every input a leaf) runs: `eager_op(node)`, the inner
+        # backend's own op, one kernel as a fused one would be, without planning one.
+        self.eager_op = eager_op
+        # Patterns (`Node.pattern`) of ops that ran as a kernel of their own: not recorded
+        # again. `_fused`: patterns seen in a kernel of several ops, never taken as alone.
+        self.alone: set[Hashable] = set()
+        self._fused: set[Hashable] = set()
         self.stats = FusionStats()
         self.plans: dict[Any, Any] = {}
         self._pending: list[weakref.ref] = []
@@ -101,10 +126,10 @@ class Stream:
         self._limit_device, self._limit = device, limit
         return limit
 
-    def flush(self, need: Any = None) -> None:
+    def flush(self, need: list[Any] | None = None) -> None:
         """Compute every live pending handle; the stream is empty afterwards.
 
-        A flush for one handle's value (`need`) leaves out the recorded matmuls that nothing
+        A flush for some handles' values (`need`) leaves out the recorded matmuls that nothing
         computed now reads: they wait for their consumers (a weight gradient for the
         optimizer's update), which then run as their epilogue."""
         with self._lock:
@@ -113,6 +138,17 @@ class Stream:
             if not live:
                 return
             self.stats.flushes += 1
+            if len(live) == 1 and not live[0].node.matmuls:
+                # One pending value and no product (a traced step's common flush): it fits
+                # one kernel (`too_big` saw to that when it was recorded).
+                handle = live[0]
+                if not _settled(handle):
+                    try:
+                        self._run(live)
+                    except BaseException:
+                        self._pending.append(weakref.ref(handle))
+                        raise
+                return
             # Grouped by shape and device; devices by position in `devices` (one device is the
             # common case, found by identity without hashing it).
             groups: dict[tuple, list[Any]] = {}
@@ -157,12 +193,12 @@ class Stream:
             self._pending.extend(weakref.ref(h) for h in waiting)
 
     def _place_matmuls(
-        self, groups: dict[tuple, list[Any]], need: Any
+        self, groups: dict[tuple, list[Any]], need: list[Any] | None
     ) -> tuple[dict[tuple, Node], list[Any]]:
         """Which group's kernel each recorded matmul becomes, which wait, and which run now.
 
-        A matmul read by nothing but its own handles waits when the flush is for another
-        handle (`need`), and otherwise runs as the backend's own matmul. One read by other
+        A matmul read by nothing but its own handles waits when the flush is for other
+        handles (`need`), and otherwise runs as the backend's own matmul. One read by other
         handles is the product of their group's kernel (its consumers the epilogue) when they
         are all of one group, at the matmul's shape, and it is the group's first; any other is
         computed now. Returns (group key -> its matmul node, the handles left waiting)."""
@@ -170,16 +206,18 @@ class Stream:
         readers: dict[int, list[tuple[tuple, Any]]] = {}
         for key, handles in groups.items():
             for h in handles:
-                if h.node.matmuls:
-                    for node in matmul_nodes([h.node]):
-                        found[id(node)] = node
-                        readers.setdefault(id(node), []).append((key, h))
+                node = h.node
+                if node.matmuls:
+                    for m in (node,) if node.kind == "matmul" else matmul_nodes([node]):
+                        found[id(m)] = m
+                        readers.setdefault(id(m), []).append((key, h))
         products: dict[tuple, Node] = {}
         waiting: list[Any] = []
+        needed = None if need is None else {id(h) for h in need}
         for ident, node in found.items():
             reads = readers[ident]
             if all(h.node is node for _, h in reads):
-                if need is not None and all(h is not need for _, h in reads):
+                if needed is not None and all(id(h) not in needed for _, h in reads):
                     waiting.extend(h for _, h in reads)
                 else:
                     self._compute_matmul(node)
@@ -196,6 +234,23 @@ class Stream:
         lhs, rhs, _ = node.arg
         node.become_leaf(self.eager_matmul(lhs, rhs, node.shape))
         self.stats.eager_matmuls += 1
+        self._ran_alone(node.pattern)
+
+    def _ran_alone(self, pattern: Hashable | None) -> None:
+        if pattern is not None and pattern not in self._fused:
+            if len(self.alone) >= MAX_PATTERNS:
+                self.alone.clear()
+            self.alone.add(pattern)
+
+    def _ran_fused(self, segment: Segment) -> None:
+        """Remember the patterns of a segment's nodes as fused (once per new plan: a segment of
+        the same signature holds the same patterns)."""
+        for node in segment.nodes:
+            if node.pattern is not None:
+                if len(self._fused) >= MAX_PATTERNS:
+                    self._fused.clear()
+                self._fused.add(node.pattern)
+                self.alone.discard(node.pattern)
 
     def _chunks(self, handles: list[Any], limit: int) -> list[list[Any]]:
         """Handles split so that each chunk's kernel binds at most `limit` primitives."""
@@ -220,6 +275,15 @@ class Stream:
         for h in handles:
             unique.setdefault(id(h.node), h.node)
         outputs = list(unique.values())
+        if len(outputs) == 1 and _lone(outputs[0]):
+            node = outputs[0]
+            value = self.eager_op(node)
+            for h in handles:
+                h.value = value
+                h.node = None
+            self.stats.eager_ops += 1
+            self._ran_alone(node.pattern)
+            return
         segment = Segment(outputs, self.fuser.layout_key)
         fuser: Any = self.fuser
         epilogue = segment.matmul is not None
@@ -228,6 +292,7 @@ class Stream:
             compile_ = fuser.compile_matmul if epilogue else fuser.compile
             plan = self.plans[segment.signature] = compile_(segment)
             self.stats.compiles += 1
+            self._ran_fused(segment)
         else:
             self.stats.replays += 1
         if epilogue:
@@ -252,11 +317,17 @@ class Stream:
             if plan is None:
                 plan = self.plans[key] = self.fuser.compile_reduce(segment, op, dim)  # type: ignore[attr-defined]
                 self.stats.compiles += 1
+                self._ran_fused(segment)
             else:
                 self.stats.replays += 1
             self.stats.segments += 1
             self.stats.fused_reductions += 1
             return self.fuser.execute_reduce(plan, segment, dim)  # type: ignore[attr-defined]
+
+
+def _lone(node: Node) -> bool:
+    """Whether `node` is one op over leaves: nothing to fuse it with (a matmul is not one)."""
+    return node.kind not in ("leaf", "matmul") and all(i.kind == "leaf" for i in node.inputs)
 
 
 def _settled(handle: Any) -> bool:

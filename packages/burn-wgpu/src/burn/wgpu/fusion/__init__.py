@@ -164,9 +164,16 @@ class WgpuFusionBackend:
             info = [n, partial.offset, *words]
             rt.launch(plan.source, plan.access, handles, info, (n + WG - 1) // WG)
             return outs
-        batch = broadcast_shape(lhs.shape[:-2], rhs.shape[:-2])
-        info, groups = matmul_words(lhs, rhs, batch, plan.cfg)
-        info.extend(words)
+        # The product's words depend on the operands' layouts and the tiles only: kept, as
+        # the backend's own matmuls keep theirs.
+        words_key = ("epilogue words", plan.cfg, *layout_of(lhs), *layout_of(rhs))
+        kept = rt.op_plans.get(words_key)
+        if kept is None:
+            batch = broadcast_shape(lhs.shape[:-2], rhs.shape[:-2])
+            kept = matmul_words(lhs, rhs, batch, plan.cfg)
+            rt.remember_plan(words_key, kept)
+        info = [*kept[0], *words]
+        groups = kept[1]
         handles = [lhs.handle, rhs.handle, *leaves, *[o.handle for o in outs]]
         rt.launch(plan.source, plan.access, handles, info, groups)
         return outs
