@@ -60,10 +60,12 @@ def _dispatch(obj, prefix: str, param: Param):
     return None if prefix == "visit" else tensor
 
 
-# The two walks below are module-level functions, not closures that call themselves: such a
+# The walks below are module-level functions, not closures that call themselves: such a
 # closure is a reference cycle (function -> cell -> function) holding what it found, so every
 # walk (an optimizer step maps the model once) left the model's old parameters, and the device
-# buffers their tensors own, to the garbage collector instead of freeing them at once.
+# buffers their tensors own, to the garbage collector instead of freeing them at once. An
+# optimizer step walks the model twice (`params`, then `map`), so only `named_params` builds
+# the dotted paths.
 def _collect_params(value, path: str, found: list) -> None:
     """Append `(path, param)` for every `Param` in `value` (a module, list, tuple or dict)."""
     if isinstance(value, Param):
@@ -79,19 +81,35 @@ def _collect_params(value, path: str, found: list) -> None:
             _collect_params(item, f"{path}.{key}", found)
 
 
-def _transformed(value, where: str, fn):
-    """`value` with every `Param` in it replaced by `fn(param, path)` (modules copied)."""
+def _collect_unnamed(value, found: list) -> None:
+    """Append every `Param` in `value` (a module, list, tuple or dict), in `named_params`'s
+    order, without building their paths."""
     if isinstance(value, Param):
-        return fn(value, where)
+        found.append(value)
+    elif isinstance(value, Module):
+        for _, field in value.fields():
+            _collect_unnamed(field, found)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _collect_unnamed(item, found)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _collect_unnamed(item, found)
+
+
+def _transformed(value, fn):
+    """`value` with every `Param` in it replaced by `fn(param)` (modules copied)."""
+    if isinstance(value, Param):
+        return fn(value)
     if isinstance(value, Module):
-        return value._transform(fn, where)
+        return value._transform(fn)
     if isinstance(value, list):
-        return [_transformed(v, f"{where}.{i}", fn) for i, v in enumerate(value)]
+        return [_transformed(v, fn) for v in value]
     if isinstance(value, tuple):
-        items = [_transformed(v, f"{where}.{i}", fn) for i, v in enumerate(value)]
+        items = [_transformed(v, fn) for v in value]
         return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
     if isinstance(value, dict):
-        return {k: _transformed(v, f"{where}.{k}", fn) for k, v in value.items()}
+        return {k: _transformed(v, fn) for k, v in value.items()}
     return value
 
 
@@ -151,7 +169,9 @@ class Module:
         return found
 
     def params(self) -> list[Param]:
-        return [p for _, p in self.named_params()]
+        found: list[Param] = []
+        _collect_unnamed(self, found)
+        return found
 
     def is_constant(self) -> bool:
         """True when no parameter lies below: then the module records as "none", as in Burn."""
@@ -178,27 +198,28 @@ class Module:
 
     def map(self, mapper) -> Module:
         """A new module whose params hold `mapper.map_float/int/bool(id, tensor)` (same ids)."""
-        return self._transform(lambda p, _path: p.with_value(_dispatch(mapper, "map", p)))
+        return self._transform(lambda p: p.with_value(_dispatch(mapper, "map", p)))
 
-    def _transform(self, fn, path: str = "") -> Module:
-        """A shallow copy with every `Param` replaced by `fn(param, path)`."""
+    def _transform(self, fn) -> Module:
+        """A shallow copy with every `Param` replaced by `fn(param)`."""
         new = copy.copy(self)
+        state = new.__dict__
         for name, field in self.fields():
-            new.__dict__[name] = _transformed(field, f"{path}.{name}" if path else name, fn)
+            state[name] = _transformed(field, fn)
         return new
 
     # ------------------------------------------------------------------ devices and grads
     def to_device(self, device) -> Module:
         """The module with every parameter on `device` (ids and require-grad kept)."""
-        return self._transform(lambda p, _: p.with_value(p.val().to_device(device)))
+        return self._transform(lambda p: p.with_value(p.val().to_device(device)))
 
     def fork(self, device) -> Module:
         """The module on `device` as fresh leaves, detached from any graph (for another thread)."""
-        return self._transform(lambda p, _: p.with_value(p.val().detach().to_device(device)))
+        return self._transform(lambda p: p.with_value(p.val().detach().to_device(device)))
 
     def no_grad(self) -> Module:
         """The module with every parameter excluded from gradients (a frozen module)."""
-        return self._transform(lambda p, _: p.set_require_grad(False))
+        return self._transform(lambda p: p.set_require_grad(False))
 
     def valid(self) -> Module:
         """The same module on the inner backend of its autodiff backend: no graph, eval mode."""
@@ -211,7 +232,7 @@ class Module:
                 f"valid(): the module is on {backend!r}, which tracks no gradients; valid() "
                 "takes a module of an Autodiff backend to its inner backend"
             )
-        return self._transform(lambda p, _: Param(p.val().inner(), p.id, p.require_grad))
+        return self._transform(lambda p: Param(p.val().inner(), p.id, p.require_grad))
 
     # ------------------------------------------------------------------ records
     def into_record(self) -> dict | None:

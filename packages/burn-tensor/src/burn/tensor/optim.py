@@ -165,17 +165,18 @@ def _checked(
     """The moments' primitives (None on a first step) after checking that `tensor`, `grad` and
     the moments are Float tensors of one shape and dtype; `at` names the list position."""
     _check_float(tensor, op, "tensor" + at)
-    roles = {"grad": grad, "moment_1": moment_1, "moment_2": moment_2}
-    for role, value in roles.items():
+    # The parameter's shape and dtype once (an optimizer step checks every parameter).
+    shape, dtype = tensor.shape_tuple(), tensor.dtype
+    for role, value in (("grad", grad), ("moment_1", moment_1), ("moment_2", moment_2)):
         if value is None and role != "grad":
             continue
         t = _check_float(value, op, role + at)
-        if t.dims() != tensor.dims():
+        if t.shape_tuple() != shape:
             raise ShapeError(
                 f"{op}: {role}{at} must be {tensor.dims()} like tensor, got {t.dims()}"
             )
-        if t.dtype != tensor.dtype:
-            raise DTypeError(f"{op}: {role}{at} is {t.dtype} but tensor is {tensor.dtype}")
+        if t.dtype != dtype:
+            raise DTypeError(f"{op}: {role}{at} is {t.dtype} but tensor is {dtype}")
     m1 = None if moment_1 is None else tensor._peer(moment_1, op)
     m2 = None if moment_2 is None else tensor._peer(moment_2, op)
     return m1, m2
