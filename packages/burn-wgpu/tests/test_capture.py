@@ -123,6 +123,26 @@ def test_a_python_value_that_changes_refuses_capture_and_falls_back():
     np.testing.assert_allclose(w, w0, rtol=1e-6)
 
 
+def test_a_second_call_unlike_the_later_ones_is_recorded_again():
+    calls = {"n": 0}
+
+    def warming_step(w, m, x):
+        calls["n"] += 1
+        w2, m2, loss = sgd_momentum_step(w, m, x)
+        if calls["n"] == 2:  # the first recorded call does one more launch
+            w2 = w2 + 0.0
+        return w2, m2, loss
+
+    captured = capture(warming_step)
+    w, m, losses = run(captured, 7)
+    calls["n"] = 0
+    w0, m0, losses0 = run(warming_step, 7)
+    assert captured.reason is None and captured.retries == 1 and captured.replays == 3
+    np.testing.assert_allclose(w, w0, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(m, m0, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(losses, losses0, rtol=1e-6)
+
+
 def test_a_step_that_reads_back_is_not_captured():
     def reading_step(w, m, x):
         w2, m2, loss = sgd_momentum_step(w, m, x)

@@ -3,12 +3,15 @@
 `capture(step)` wraps a function of tensors (a training step: forward, backward, optimizer
 update). Its first call runs normally (pipelines compile, autotune settles). The second and third
 calls run normally too, while every launch they make is recorded: kernel source, buffers, info
-words, workgroups. If the two recordings agree, later calls replay them: the recorded launches
-are issued again on the new input buffers, as one command buffer whose pipelines, bind groups
-and info words were made beforehand (`replay.py`), and none of the step's Python (tensor API,
-autodiff, fusion) runs. Two recordings also give two sets of internal buffers, used in turn,
-so the outputs of one call can be the inputs of the next (a training loop) without a kernel
-reading a buffer it also overwrites.
+words, workgroups. A second call can still differ from the ones after it (state an optimizer
+makes on its first update, a choice `Fusion` makes once it has seen an op run alone), so when
+the two recordings disagree the fourth call is recorded too and compared with the third, once.
+If two recordings agree, later calls replay them: the recorded launches are issued again on the
+new input buffers, as one command buffer whose pipelines, bind groups and info words were made
+beforehand (`replay.py`), and none of the step's Python (tensor API, autodiff, fusion) runs. Two
+recordings also give two sets of internal buffers, used in turn, so the outputs of one call can
+be the inputs of the next (a training loop) without a kernel reading a buffer it also
+overwrites.
 
 The validity rule: a step can be replayed when it is a pure function of its tensor arguments:
 
@@ -22,9 +25,9 @@ The validity rule: a step can be replayed when it is a pure function of its tens
 - random draws are allowed (dropout's too): their kernels get fresh counters at each replay,
   as an uncaptured call would.
 
-When the recordings disagree or the step reads or uploads, the capture is refused with the
-reason in `CapturedStep.reason`, and every call runs the function normally (the fallback). A
-call whose arguments differ from the recorded ones (another shape, a non-tensor argument that
+When the recordings still disagree, or the step reads or uploads, the capture is refused with
+the reason in `CapturedStep.reason`, and every call runs the function normally (the fallback).
+A call whose arguments differ from the recorded ones (another shape, a non-tensor argument that
 changed) also runs normally, without giving up the capture. Outputs of a replay live in the
 capture's internal buffers: they stay valid until the call after next (read or copy them
 before).
@@ -148,14 +151,20 @@ def _flatten(value) -> tuple[list[Tensor], Any]:
     raise CaptureError("capture: a step returns a tensor or a list or tuple of tensors")
 
 
+# Recordings that may be made past the first two when consecutive ones disagree.
+RETRIES = 1
+
+
 class CapturedStep:
-    """A step function that is recorded on its 2nd and 3rd calls and replayed after."""
+    """A step function that is recorded on its 2nd and 3rd calls (a 4th when those disagree)
+    and replayed after."""
 
     def __init__(self, fn):
         self.fn = fn
         self.calls = 0
         self.replays = 0
         self.reason: str | None = None
+        self.retries = 0  # recordings made again after a disagreement
         self._recordings: list[Recording] = []
         self._static: tuple | None = None
         self._rewrap: list = []  # per result: Wgpu primitive -> Tensor
@@ -168,7 +177,7 @@ class CapturedStep:
         self.calls += 1
         if self.reason is not None or self.calls == 1:
             return self.fn(*args)
-        if self.calls <= 3:
+        if len(self._recordings) < 2:
             return self._record(args, tensors, static)
         chosen = self._choose(tensors, static)
         if chosen is None:
@@ -244,7 +253,11 @@ class CapturedStep:
         self._recordings.append(rec)
         if len(self._recordings) == 2:
             problem = _compare(*self._recordings)
-            if problem:
+            if problem and self.retries < RETRIES:
+                # The earlier call may have been the odd one: compare the next with this one.
+                self.retries += 1
+                self._recordings.pop(0)
+            elif problem:
                 self._give_up(problem)
         return result
 
@@ -352,5 +365,6 @@ def _compare(a: Recording, b: Recording) -> str | None:
 
 
 def capture(fn) -> CapturedStep:
-    """`fn` recorded on its 2nd and 3rd calls and replayed after (see the module docstring)."""
+    """`fn` recorded on its 2nd and 3rd calls (a 4th when those disagree) and replayed after
+    (see the module docstring)."""
     return CapturedStep(fn)
