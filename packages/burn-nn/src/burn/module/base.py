@@ -63,38 +63,24 @@ def _dispatch(obj, prefix: str, param: Param):
 # The walks below are module-level functions, not closures that call themselves: such a
 # closure is a reference cycle (function -> cell -> function) holding what it found, so every
 # walk (an optimizer step maps the model once) left the model's old parameters, and the device
-# buffers their tensors own, to the garbage collector instead of freeing them at once. An
-# optimizer step walks the model twice (`params`, then `map`), so only `named_params` builds
-# the dotted paths.
-def _collect_params(value, path: str, found: list) -> None:
-    """Append `(path, param)` for every `Param` in `value` (a module, list, tuple or dict)."""
+# buffers their tensors own, to the garbage collector instead of freeing them at once.
+def _collect_params(value, path: str | None, found: list) -> None:
+    """Append `(path, param)` for every `Param` in `value` (a module, list, tuple or dict).
+
+    With `path` None no dotted paths are built (they stay None): an optimizer step walks the
+    model twice (`params`, then `map`) and needs none."""
     if isinstance(value, Param):
         found.append((path, value))
     elif isinstance(value, Module):
         for name, field in value.fields():
-            _collect_params(field, f"{path}.{name}" if path else name, found)
+            inner = None if path is None else f"{path}.{name}" if path else name
+            _collect_params(field, inner, found)
     elif isinstance(value, (list, tuple)):
         for i, item in enumerate(value):
-            _collect_params(item, f"{path}.{i}", found)
+            _collect_params(item, None if path is None else f"{path}.{i}", found)
     elif isinstance(value, dict):
         for key, item in value.items():
-            _collect_params(item, f"{path}.{key}", found)
-
-
-def _collect_unnamed(value, found: list) -> None:
-    """Append every `Param` in `value` (a module, list, tuple or dict), in `named_params`'s
-    order, without building their paths."""
-    if isinstance(value, Param):
-        found.append(value)
-    elif isinstance(value, Module):
-        for _, field in value.fields():
-            _collect_unnamed(field, found)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            _collect_unnamed(item, found)
-    elif isinstance(value, dict):
-        for item in value.values():
-            _collect_unnamed(item, found)
+            _collect_params(item, None if path is None else f"{path}.{key}", found)
 
 
 def _transformed(value, fn):
@@ -169,9 +155,9 @@ class Module:
         return found
 
     def params(self) -> list[Param]:
-        found: list[Param] = []
-        _collect_unnamed(self, found)
-        return found
+        found: list[tuple[None, Param]] = []
+        _collect_params(self, None, found)
+        return [p for _, p in found]
 
     def is_constant(self) -> bool:
         """True when no parameter lies below: then the module records as "none", as in Burn."""
