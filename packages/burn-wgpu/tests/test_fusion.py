@@ -205,6 +205,27 @@ def test_every_kind_of_lone_op_runs_as_wgpus_own_then_unrecorded(rng):
     assert backend.stats.compiles == 0
 
 
+def test_a_broadcast_of_a_product_computed_on_its_own_runs_as_wgpus_expand(rng):
+    backend = Fusion(WgpuBackend())
+    a = rng.standard_normal((4, 3)).astype(np.float32)
+    v = rng.standard_normal((3, 1)).astype(np.float32)
+    Tensor[Wgpu, 2].from_data(a).matmul(Tensor[Wgpu, 2].from_data(v)).to_data()  # tiles chosen
+    column = (
+        Tensor[backend, 2]
+        .from_data(a, backend.device())
+        .matmul(Tensor[backend, 2].from_data(v, backend.device()))
+    )
+    assert column.primitive.node.kind == "matmul"
+    spread = Tensor(backend.expand(column.primitive, (4, 5)), backend)
+    assert spread.primitive.node.kind == "expand"
+    # The product is read at two shapes: computed on its own, then the broadcast of it is a
+    # lone op over a computed value.
+    np.testing.assert_allclose(values(spread), np.broadcast_to(a @ v, (4, 5)), rtol=1e-5)
+    np.testing.assert_allclose(values(column), a @ v, rtol=1e-5)
+    assert backend.stats.eager_matmuls == 1 and backend.stats.eager_ops == 1
+    assert backend.stats.compiles == 0
+
+
 def test_a_training_step_matches_autodiff_wgpu_in_fewer_launches(rng):
     x = rng.standard_normal((8, 5)).astype(np.float32)
     w = rng.standard_normal((5, 3)).astype(np.float32)
