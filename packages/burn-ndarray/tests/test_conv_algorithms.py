@@ -1,9 +1,9 @@
 """Every convolution algorithm, whichever the per-shape timing picks, against float64 references.
 
 The conformance suite sees only the algorithm the autotune chose on that machine, so each one
-is checked here directly (the im2col ones of `burn.ndarray.module_ops`, the shifted-add
-input gradient and the depthwise taps of `burn.ndarray.conv` and the Winograd ones of
-`burn.ndarray.winograd`) against
+is checked here directly (the im2col ones of `burn.ndarray.module_ops`, the flat-grid
+forward and gradients, the shifted-add input gradient and the depthwise taps of
+`burn.ndarray.conv` and the Winograd ones of `burn.ndarray.winograd`) against
 a loop-over-taps numpy reference; the gradients are checked entry by entry, exactly, since the
 loss `sum(y * g)` is linear in `x` and `w`. Winograd's float32 rounding is checked against a
 float64 reference on ResNet-like layers, ReLU-like and large-magnitude inputs included.
@@ -19,11 +19,14 @@ import pytest
 from burn.ndarray import conv, module_ops, winograd
 from burn.ndarray.autotune import Autotune
 from burn.ndarray.conv import (
+    conv_stride1,
+    conv_weight_grad_stride1,
+    conv_x_grad_by_forward,
     conv_x_grad_stride1,
     depthwise_stride1,
     depthwise_weight_grad_stride1,
-    depthwise_x_grad_applies,
     depthwise_x_grad_stride1,
+    flipped_forward_applies,
 )
 
 
@@ -70,6 +73,11 @@ def test_algorithms_agree_with_the_definition(spatial, kernel, stride, padding, 
     out = y.shape[2:]
     got = module_ops._conv(x, w, stride, padding, dilation, groups, out)
     np.testing.assert_allclose(got, y, atol=1e-12)
+    stride1 = all(s == 1 for s in stride)
+    if stride1:
+        got = conv_stride1(x, w, padding, dilation, groups)
+        assert got.shape == y.shape
+        np.testing.assert_allclose(got, y, atol=1e-12)
 
     # The loss sum(y * g) is linear in x and in w: its gradients are exact from the definition.
     g = rng.standard_normal(y.shape)
@@ -78,8 +86,13 @@ def test_algorithms_agree_with_the_definition(spatial, kernel, stride, padding, 
         module_ops._weight_grad_im2col(x, w.shape, g, stride, padding, dilation, groups, first)
         for first in (False, True)
     ]
-    if all(s == 1 for s in stride):
+    if stride1:
         x_grads.append(conv_x_grad_stride1(x.shape, w, g, padding, dilation, groups))
+        w_grads.append(conv_weight_grad_stride1(x, w.shape, g, padding, dilation, groups))
+        if flipped_forward_applies(w.shape, padding, dilation):
+            x_grads.append(conv_x_grad_by_forward(w, g, padding, dilation, groups))
+    assert all(grad.shape == x.shape for grad in x_grads)
+    assert all(grad.shape == w.shape for grad in w_grads)
     for flat_index in rng.choice(x.size, 5, replace=False):
         basis = np.zeros(x.size)
         basis[flat_index] = 1.0
@@ -105,7 +118,8 @@ def test_blocked_forward_and_gradients_match_the_whole_batch(
 ):
     """`_conv` in blocks of samples or, one sample at a time, of output rows, the im2col
     weight gradients and col2im input gradient in blocks of samples, and the shifted-add input
-    gradient in blocks of columns (one per block here), give what the unblocked forms give."""
+    gradient in blocks of columns (one per block here), give what the unblocked forms give; so
+    do the flat-grid forward and gradients in blocks of one row of one sample."""
     rng = np.random.default_rng(1)
     x = rng.standard_normal((3, 4, *spatial))
     w = rng.standard_normal((6, 4 // groups, *kernel))
@@ -120,10 +134,18 @@ def test_blocked_forward_and_gradients_match_the_whole_batch(
     ]
     whole_col2im = module_ops._x_grad_col2im(x.shape, w, g, stride, padding, dilation, groups)
     whole_x_grad = None
-    if all(s == 1 for s in stride):
+    stride1 = all(s == 1 for s in stride)
+    flat = {}
+    if stride1:
         whole_x_grad = conv_x_grad_stride1(x.shape, w, g, padding, dilation, groups)
+        flat = flat_grid_algorithms(x, w, g, padding, dilation, groups)
     monkeypatch.setattr(module_ops, "SAMPLE_BLOCK_BYTES", budget)
     monkeypatch.setattr(conv, "COLUMN_BLOCK_BYTES", 1)
+    # The flat grid's column matrix of one sample's row, then of one sample.
+    grid_row = x.shape[1] * math.prod(kernel) * x.itemsize
+    grid_row *= math.prod(s + 2 * p for s, p in zip(spatial[1:], padding[1:], strict=True))
+    row_budget = 1 if block == "row" else grid_row * y.shape[2]
+    monkeypatch.setattr(conv, "ROW_BLOCK_BYTES", row_budget)
     blocked = module_ops._conv(x, w, stride, padding, dilation, groups, y.shape[2:])
     np.testing.assert_allclose(blocked, y, atol=1e-12)
     for first, whole in zip((False, True), whole_w_grads, strict=True):
@@ -136,6 +158,22 @@ def test_blocked_forward_and_gradients_match_the_whole_batch(
     if whole_x_grad is not None:
         got = conv_x_grad_stride1(x.shape, w, g, padding, dilation, groups)
         np.testing.assert_allclose(got, whole_x_grad, atol=1e-12)
+    blocked_flat = flat_grid_algorithms(x, w, g, padding, dilation, groups) if stride1 else {}
+    assert blocked_flat.keys() == flat.keys()
+    for name, whole in flat.items():
+        np.testing.assert_allclose(blocked_flat[name], whole, atol=1e-12, err_msg=name)
+
+
+def flat_grid_algorithms(x, w, g, padding, dilation, groups) -> dict:
+    """The flat-grid forward and gradients of `burn.ndarray.conv` (the input gradient where
+    no padding reaches past the kernel)."""
+    results = {
+        "forward": conv_stride1(x, w, padding, dilation, groups),
+        "weight": conv_weight_grad_stride1(x, w.shape, g, padding, dilation, groups),
+    }
+    if flipped_forward_applies(w.shape, padding, dilation):
+        results["input"] = conv_x_grad_by_forward(w, g, padding, dilation, groups)
+    return results
 
 
 def test_float32_through_the_backend_matches_float64():
@@ -421,7 +459,7 @@ def test_depthwise_taps_agree_with_the_definition(spatial, kernel, padding, dila
             reference_conv(x, basis.reshape(w.shape), stride, padding, dilation, channels) * g
         )
         assert w_grad.reshape(-1)[flat_index] == pytest.approx(want, abs=1e-9)
-    if not depthwise_x_grad_applies(w.shape, padding, dilation):
+    if not flipped_forward_applies(w.shape, padding, dilation):
         return
     x_grad = depthwise_x_grad_stride1(w, g, padding, dilation)
     assert x_grad.shape == x.shape

@@ -4,11 +4,12 @@ A convolution is one strided window view of the padded input (no copy), copies i
 im2col matrix and batched BLAS matmuls with groups as the batch dim, a block of samples at a
 time so that each block's matrix is multiplied while still in cache; its weight gradient is
 the same im2col matrix times the output gradient. Its input gradient (and the transposed
-convolution, which is one) is a matmul plus a col2im that loops over kernel positions or, at
-stride 1, one matmul plus one contiguous shifted add per tap (`burn.ndarray.conv`). A 3x3
-stride-1 2-D convolution also has Winograd algorithms for all three (`burn.ndarray.winograd`),
-which spend 2.25-4x fewer multiplies, and a stride-1 depthwise one a tap-by-tap pass over the
-flat padded input (`burn.ndarray.conv`). Where an op has several algorithms, the faster for each
+convolution, which is one) is a matmul plus a col2im that loops over kernel positions. At
+stride 1, `burn.ndarray.conv` adds versions that copy their column matrices in long contiguous
+runs of each sample's flat padded grid, and an input gradient of one matmul plus one shifted
+add per tap; a depthwise one has a tap-by-tap pass over the flat padded input. A 3x3 stride-1
+2-D convolution also has Winograd algorithms for all three (`burn.ndarray.winograd`), which
+spend 2.25-4x fewer multiplies. Where an op has several algorithms, the faster for each
 shape is chosen by timing them on its first call (`burn.ndarray.autotune`).
 
 Pools reduce over window views (a plain max pool one spatial dim at a time); adaptive pooling
@@ -43,11 +44,14 @@ from burn.backend.ops.module import (
 from burn.ndarray import winograd
 from burn.ndarray.autotune import CONV_AUTOTUNE
 from burn.ndarray.conv import (
+    conv_stride1,
+    conv_weight_grad_stride1,
+    conv_x_grad_by_forward,
     conv_x_grad_stride1,
     depthwise_stride1,
     depthwise_weight_grad_stride1,
-    depthwise_x_grad_applies,
     depthwise_x_grad_stride1,
+    flipped_forward_applies,
 )
 from numpy.lib.stride_tricks import sliding_window_view
 
@@ -328,8 +332,10 @@ class NdArrayModuleOps:
                 lambda m=m: winograd.conv2d(xw, w, padding, groups, m, cache=True)
                 for m in winograd.TILE_SIZES
             ]
-        if _depthwise(x, w, groups) and _shifted(x, stride):
-            candidates.append(lambda: depthwise_stride1(xw, w, padding, dilation))
+        if _shifted(x, stride) and math.prod(out) > 0:
+            candidates.append(lambda: conv_stride1(xw, w, padding, dilation, groups))
+            if _depthwise(x, w, groups):
+                candidates.append(lambda: depthwise_stride1(xw, w, padding, dilation))
         key = ("f", x.shape, w.shape, xw.dtype.str, stride, padding, dilation, groups)
         y = CONV_AUTOTUNE.run(key, candidates)
         return _bias(y, bias).astype(x.dtype, copy=False)
@@ -342,8 +348,10 @@ class NdArrayModuleOps:
         candidates = [lambda: _x_grad_col2im(x.shape, w, g, stride, padding, dilation, groups)]
         if _shifted(x, stride):
             candidates.append(lambda: conv_x_grad_stride1(x.shape, w, g, padding, dilation, groups))
-            if _depthwise(x, w, groups) and depthwise_x_grad_applies(w.shape, padding, dilation):
-                candidates.append(lambda: depthwise_x_grad_stride1(w, g, padding, dilation))
+            if flipped_forward_applies(w.shape, padding, dilation):
+                candidates.append(lambda: conv_x_grad_by_forward(w, g, padding, dilation, groups))
+                if _depthwise(x, w, groups):
+                    candidates.append(lambda: depthwise_x_grad_stride1(w, g, padding, dilation))
         if winograd.applies(
             x.shape, w.shape, stride, padding, dilation, g.dtype, groups, winograd.MIN_CHANNELS
         ):
@@ -364,10 +372,14 @@ class NdArrayModuleOps:
             )
             for taps_first in (False, True)
         ]
-        if output_grad.size and _depthwise(x, weight, groups) and _shifted(x, stride):
+        if output_grad.size and _shifted(x, stride):
             candidates.append(
-                lambda: depthwise_weight_grad_stride1(xw, shape, g, padding, dilation)
+                lambda: conv_weight_grad_stride1(xw, shape, g, padding, dilation, groups)
             )
+            if _depthwise(x, weight, groups):
+                candidates.append(
+                    lambda: depthwise_weight_grad_stride1(xw, shape, g, padding, dilation)
+                )
         if output_grad.size and winograd.applies(
             x.shape, shape, stride, padding, dilation, xw.dtype, groups, winograd.MIN_CHANNELS
         ):
