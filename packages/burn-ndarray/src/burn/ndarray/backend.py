@@ -239,17 +239,26 @@ class NdArrayBackend(NdArrayFusedOps, NdArrayModuleOps, NdArrayRecurrentOps, Bac
 
 
 def _bernoulli(rng: np.random.Generator, shape: tuple[int, ...], prob: float) -> np.ndarray:
-    """Bool draws, True with probability `prob` (to 2**-32), from raw 32-bit words.
+    """Bool draws, True with probability `prob` (to 2**-32), from raw 64-bit words.
 
     Dropout draws a mask per step as large as its input: comparing the generator's raw words
-    with a threshold makes no float uniforms (twice as fast as `rng.random() < prob`).
+    with a threshold makes no float uniforms (twice as fast as `rng.random() < prob`). A
+    probability that is a whole number of 256ths or 65536ths (dropout's 0.5, 0.25, ...) is drawn
+    exactly from 8 or 16 bits, so one word makes eight or four draws: the guide's masks (a
+    million draws a step at 0.5) took 0.83 ms from 32-bit draws and take about a fifth of that.
     """
     n = math.prod(shape)
     if prob <= 0.0 or prob >= 1.0 or n == 0:
         return np.full(shape, prob >= 1.0)
-    words = rng.bit_generator.random_raw((n + 1) // 2).view(np.uint32)[:n]
-    threshold = np.uint32(min(round(prob * 2.0**32), 2**32 - 1))
-    return (words < threshold).reshape(shape)
+    for bits in (8, 16):
+        threshold = prob * 2.0**bits
+        if threshold == int(threshold):  # exactly `threshold` of the 2**bits values
+            per_word = 64 // bits
+            words = rng.bit_generator.random_raw(-(-n // per_word))
+            small = words.view(np.uint8 if bits == 8 else np.uint16)[:n]
+            return (small < int(threshold)).reshape(shape)
+    words32 = rng.bit_generator.random_raw((n + 1) // 2).view(np.uint32)[:n]
+    return (words32 < np.uint32(min(round(prob * 2.0**32), 2**32 - 1))).reshape(shape)
 
 
 def _matmul(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
