@@ -420,6 +420,8 @@ class NdArrayModuleOps:
         candidates = [lambda: _x_grad_col2im(shape, w, xw, stride, padding, dilation, groups)]
         if _shifted(x, stride) and not any(options.padding_out):
             candidates.append(lambda: conv_x_grad_stride1(shape, w, xw, padding, dilation, groups))
+            if flipped_forward_applies(w.shape, padding, dilation):
+                candidates.append(lambda: conv_x_grad_by_forward(w, xw, padding, dilation, groups))
         if winograd.applies(
             shape, w.shape, stride, padding, dilation, xw.dtype, groups, winograd.MIN_CHANNELS
         ):
