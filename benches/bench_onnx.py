@@ -101,6 +101,8 @@ def main() -> None:
         resnet = _resnet18(tmp)
         if resnet is not None:
             cases.append(("resnet18", *resnet))
+        else:
+            print("resnet18: skipped (needs torch and torchvision)", flush=True)
         cases.append(("mnist_net", *_fixture("mnist_net", (1, 1, 28, 28))))
         cases.append(("transformer_encoder", *_fixture("transformer_encoder", (1, 8, 32))))
         for name, torch_model, onnx_path, shape in cases:
