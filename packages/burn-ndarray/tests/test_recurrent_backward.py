@@ -104,3 +104,46 @@ def test_gru_factors_by_runs_of_steps_match_the_whole_sequence_bit_for_bit(seq, 
     for a, b in zip(got, want, strict=True):
         assert a.dtype == b.dtype
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("depth", [8, 16])  # 8: the backward's inner dimension in blocks
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+def test_blocked_recurrent_products_give_the_single_products_results(kind, depth, monkeypatch):
+    """The LSTM's and GRU's forward and backward with the recurrent product as a batch of
+    products over blocks of the weight (`_RecurrentProduct`, blocked) agree with one product
+    per step to float64 rounding, where the blocks split both the weight's columns and the
+    backward's inner dimension."""
+    monkeypatch.setattr(recurrent, "_PRODUCT_COLUMNS", 4)
+    monkeypatch.setattr(recurrent, "_PRODUCT_DEPTH", depth)
+    rng = np.random.default_rng(depth)
+    batch, seq, d_input, hidden = 3, 11, 5, 8
+    gates = 4 if kind == "lstm" else 3
+    x = rng.standard_normal((batch, seq, d_input))
+    w_ih = rng.standard_normal((d_input, gates * hidden)) * 0.5
+    w_hh = rng.standard_normal((hidden, gates * hidden)) * 0.5
+    h0 = rng.standard_normal((batch, hidden))
+    bias = rng.standard_normal(gates * hidden)
+    if kind == "lstm":
+        c0 = rng.standard_normal((batch, hidden))
+
+        def forward(blocked):
+            return recurrent._forward(x, w_ih, w_hh, bias, h0, c0, blocked)
+
+        def backward(states, gates_, grad, blocked):
+            return recurrent._backward(w_hh, h0, c0, states, gates_, grad, blocked)
+
+        grad = rng.standard_normal((2, batch, seq, hidden))
+    else:
+
+        def forward(blocked):
+            return recurrent._gru_forward(x, w_ih, w_hh, bias, bias[::-1].copy(), h0, blocked)
+
+        def backward(states, gates_, grad, blocked):
+            return recurrent._gru_backward(w_hh, h0, states, gates_, grad, blocked)
+
+        grad = rng.standard_normal((batch, seq, hidden))
+    single, blocked = forward(False), forward(True)
+    for a, b in zip(single, blocked, strict=True):
+        np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
+    for a, b in zip(backward(*single, grad, False), backward(*single, grad, True), strict=True):
+        np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)

@@ -59,3 +59,4 @@ class Autotune:
 
 
 CONV_AUTOTUNE = Autotune()
+RECURRENT_AUTOTUNE = Autotune()
