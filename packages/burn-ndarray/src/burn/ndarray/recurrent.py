@@ -7,7 +7,8 @@ contiguous rows), and apply the four gate activations as one `tanh` over `[batch
 `sigmoid(z) = (tanh(z / 2) + 1) / 2`, with the halving folded into the weights' sigmoid columns
 once per call. The backward op computes everything that does not depend on the step-to-step
 recursion for a run of steps at once (small enough to stay in cache until those steps use it),
-so each step is a handful of elementwise calls and one matmul;
+so each step is a handful of elementwise calls and one matmul (by the recurrent weight, whole
+or, where that times faster, as a batch of small products over its blocks: `_RecurrentProduct`);
 the weight gradients are then one matmul each over all steps (the contract's
 `lstm_inputs_backward`, which is numpy matmuls here already).
 
