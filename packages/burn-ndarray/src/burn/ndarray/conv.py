@@ -210,9 +210,8 @@ class _SampleGrid:
     def __init__(self, x: np.ndarray, kernel, padding, dilation):
         n, c, *spatial = x.shape
         self.x, self.n, self.c, self.kernel = x, n, c, tuple(kernel)
-        self.out = conv_output_sizes(spatial, kernel, (1,) * len(kernel), padding, dilation)
-        self.size = tuple(s + 2 * p for s, p in zip(spatial, padding, strict=True))
-        steps = [math.prod(self.size[i + 1 :]) for i in range(len(self.size))]
+        geometry = _Grid(n, spatial, kernel, padding, dilation)  # the padded grid's shape
+        self.out, self.size, steps = geometry.out, geometry.size, geometry.steps
         self.width = steps[0]  # flat elements per row of the first spatial dim
         self.taps_step = [d * st for d, st in zip(dilation, steps, strict=True)]
         # The flat reach of one output row's positions (the last row of a block ends there).
@@ -255,7 +254,7 @@ class _SampleGrid:
             first = 0
             if r0 == 0:  # the block's samples into the zero-bordered buffer
                 self._padded[(slice(0, s1 - s0), slice(None), *self._inside)] = self.x[s0:s1]
-        if self._windows is not None:
+        if self._windows is not None:  # whole samples: slices of the view made once
             view = self._windows[first : first + s1 - s0]
         else:
             source = self._flat[first : first + 1, :, r0 * self.width :]
@@ -265,13 +264,13 @@ class _SampleGrid:
     def scratch(self, channels: int, dtype, zeros: bool = False) -> np.ndarray:
         """A buffer `[b, channels, rows * width]` of output rows read flat: every sample's
         when blocks are whole samples, else one block's."""
-        b = self.n if self._windows is not None else 1
+        b = self.n if self.whole else 1
         make = np.zeros if zeros else np.empty
         return make((b, channels, self.rows * self.width), dtype=dtype)
 
     def part(self, scratch: np.ndarray, block, groups: int, span: int) -> np.ndarray:
         """A block's part `[b, groups, channels / groups, span]` of `scratch`."""
-        s0, s1 = (block[0], block[1]) if self._windows is not None else (0, 1)
+        s0, s1 = (block[0], block[1]) if self.whole else (0, 1)
         rows = scratch[s0:s1]
         return rows.reshape(s1 - s0, groups, -1, rows.shape[-1])[..., :span]
 
