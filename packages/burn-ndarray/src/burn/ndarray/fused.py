@@ -33,17 +33,52 @@ from burn.ndarray.gelu import gelu_backward_f32, gelu_f32
 _ADAM_BLOCK = 1 << 16
 
 
+# Rows shorter than this take their maxima as a tree of pairwise `np.maximum` over halves:
+# numpy reduces along a short contiguous last axis with a loop per row (float32 rows of 64,
+# 524k elements: 0.72 ms by `max`, 0.52 ms as a tree); from 128 on the two tie.
+_TREE_MAX_BELOW = 128
+
+
+def _last_axis(x: np.ndarray, dim: int) -> bool:
+    return dim in (-1, x.ndim - 1) and x.size > 0
+
+
+def _row_max(x: np.ndarray) -> np.ndarray:
+    """The max over the last axis of a non-empty `x` (kept as a size-1 dim), NaN if any is."""
+    n = x.shape[-1]
+    if n >= _TREE_MAX_BELOW:
+        return x.max(axis=-1, keepdims=True)
+    while n > 1:
+        half = n // 2
+        folded = np.maximum(x[..., :half], x[..., half : 2 * half])
+        if n % 2:
+            np.maximum(folded[..., :1], x[..., 2 * half :], out=folded[..., :1])
+        x, n = folded, half
+    return x
+
+
+def _row_sums(x: np.ndarray) -> np.ndarray:
+    """The sums over the last axis of a non-empty `x` (kept as a size-1 dim): a contiguous
+    float `x` as one matrix-vector product, which BLAS runs in one pass where numpy loops per
+    row (rows of 64: 0.18 ms against 0.04 ms for 524k float32 elements)."""
+    n = x.shape[-1]
+    if x.dtype not in (np.float32, np.float64) or not x.flags.c_contiguous:
+        return x.sum(axis=-1, keepdims=True)
+    return (x.reshape(-1, n) @ np.ones(n, x.dtype)).reshape(*x.shape[:-1], 1)
+
+
 def _softmax(x: np.ndarray, dim: int) -> np.ndarray:
+    last = _last_axis(x, dim)
     with np.errstate(invalid="ignore"):  # a row of -inf is NaN, as IEEE and the composition say
-        out = np.subtract(x, x.max(axis=dim, keepdims=True))
+        out = np.subtract(x, _row_max(x) if last else x.max(axis=dim, keepdims=True))
         np.exp(out, out=out)
-        out /= out.sum(axis=dim, keepdims=True)
+        out /= _row_sums(out) if last else out.sum(axis=dim, keepdims=True)
     return out
 
 
 def _softmax_backward(output: np.ndarray, grad: np.ndarray, dim: int) -> np.ndarray:
     dot = np.multiply(grad, output)
-    out = np.subtract(grad, dot.sum(axis=dim, keepdims=True))
+    out = np.subtract(grad, _row_sums(dot) if _last_axis(dot, dim) else dot.sum(dim, keepdims=True))
     out *= output
     return out
 
@@ -242,14 +277,16 @@ class NdArrayFusedOps(OptimizerOps, ModuleOps, ActivationOps):
         return _softmax_backward(output, grad, dim)
 
     def log_softmax(self, x, dim):
+        last = _last_axis(x, dim)
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = np.subtract(x, x.max(axis=dim, keepdims=True))
-            out -= np.log(np.exp(out).sum(axis=dim, keepdims=True))
+            out = np.subtract(x, _row_max(x) if last else x.max(axis=dim, keepdims=True))
+            exp = np.exp(out)
+            out -= np.log(_row_sums(exp) if last else exp.sum(axis=dim, keepdims=True))
         return out
 
     def log_softmax_backward(self, output, grad, dim):
         out = np.exp(output)
-        out *= grad.sum(axis=dim, keepdims=True)
+        out *= _row_sums(grad) if _last_axis(grad, dim) else grad.sum(axis=dim, keepdims=True)
         return np.subtract(grad, out, out=out)
 
     @_in_working_precision
