@@ -125,3 +125,15 @@ def test_rows_masked_everywhere_are_uniform_and_empty_batches_work():
     empty = _inputs((0, 3))
     forward, grads = _run(*empty)
     assert forward[0].shape == (0, 3, 7, 9) and grads[0].shape == (0, 3, 7, 4)
+
+
+def test_no_keys_give_empty_weights_and_zero_context_and_gradients():
+    q = np.ones((2, 3, 4), np.float32)
+    k, v = np.ones((2, 0, 4), np.float32), np.ones((2, 0, 5), np.float32)
+    weights, context = OPS.attention(q, k, v, None, MASK_VALUE, None, SCALE)
+    assert weights.shape == (2, 3, 0) and np.array_equal(context, np.zeros((2, 3, 5)))
+    grads = OPS.attention_backward(
+        q, k, v, weights, None, None, SCALE, None, np.ones((2, 3, 5), np.float32)
+    )
+    assert np.array_equal(grads[0], np.zeros_like(q))
+    assert grads[1].shape == (2, 0, 4) and grads[2].shape == (2, 0, 5)

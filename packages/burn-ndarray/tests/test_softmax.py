@@ -49,9 +49,7 @@ def test_softmax_and_log_softmax_against_float64(n, dim):
     x = (np.random.default_rng(n).standard_normal((5, 6, n)) * 4).astype(np.float32)
     expected = _reference_softmax(x, dim)
     np.testing.assert_allclose(OPS.softmax(x, dim), expected, rtol=2e-6, atol=1e-7)
-    np.testing.assert_allclose(
-        OPS.log_softmax(x, dim), np.log(expected), rtol=2e-6, atol=2e-6
-    )
+    np.testing.assert_allclose(OPS.log_softmax(x, dim), np.log(expected), rtol=2e-6, atol=2e-6)
 
 
 @pytest.mark.parametrize("n", [3, 64, 65])

@@ -59,11 +59,11 @@ def _row_max(x: np.ndarray) -> np.ndarray:
 
 
 def _row_sums(x: np.ndarray) -> np.ndarray:
-    """The sums over the last axis of a non-empty `x` (kept as a size-1 dim): a contiguous
-    float `x` as one matrix-vector product, which BLAS runs in one pass where numpy loops per
-    row (rows of 64: 0.18 ms against 0.04 ms for 524k float32 elements)."""
+    """The sums over the last axis of `x` (kept as a size-1 dim): a contiguous float `x` as
+    one matrix-vector product, which BLAS runs in one pass where numpy loops per row (rows of
+    64: 0.18 ms against 0.04 ms for 524k float32 elements)."""
     n = x.shape[-1]
-    if x.dtype not in (np.float32, np.float64) or not x.flags.c_contiguous:
+    if x.size == 0 or x.dtype not in (np.float32, np.float64) or not x.flags.c_contiguous:
         return x.sum(axis=-1, keepdims=True)
     return (x.reshape(-1, n) @ np.ones(n, x.dtype)).reshape(*x.shape[:-1], 1)
 
