@@ -222,6 +222,20 @@ class ModuleRules:
             "cross_entropy",
         )
 
+    def linear(self, x, weight, bias):
+        inner = self._inner
+        xv, wv = x.value, weight.value
+        out = inner.linear(xv, wv, None if bias is None else bias.value)
+
+        def backward(g, tracked):
+            gx = inner.linear_x_backward(wv, g) if tracked[0] else None
+            gw = inner.linear_weight_backward(xv, g) if tracked[1] else None
+            gb = inner.linear_bias_backward(g) if len(tracked) > 2 and tracked[2] else None
+            return (gx, gw, gb)[: len(tracked)]
+
+        inputs = (x, weight) if bias is None else (x, weight, bias)
+        return self._track(out, inputs, backward, "linear")
+
     def dropout(self, x, prob):
         inner = self._inner
         out, mask = inner.dropout(x.value, prob)

@@ -195,6 +195,14 @@ def _module_arguments(op: str, params: list[str], make: Maker) -> list[Any] | No
             "grad": make.prim("float", [1.0]),
         }
         return [values[p] for p in params]
+    if op.startswith("linear"):
+        values = {
+            "x": make.prim("float", np.linspace(-1.0, 1.0, 12).reshape(2, 2, 3), track=True),
+            "weight": make.prim("float", np.arange(6.0).reshape(3, 2) / 6.0, track=True),
+            "bias": make.prim("float", [0.25, -0.25], track=True),
+            "output_grad": make.prim("float", np.ones((2, 2, 2))),
+        }
+        return [values[p] for p in params]
     if op.startswith("embedding"):
         values = {
             "weights": make.prim("float", np.arange(8.0).reshape(4, 2), track=True),

@@ -122,6 +122,10 @@ MODULE_OPS = frozenset(_MODULE)
 # `FusedBackend.__init__`), and the hooks of that composition the backend must leave as they are.
 COMPOSED_CONVS = ("conv1d", "conv2d", "conv3d")
 CONV_HOOKS = ("_conv", "_grouped_matmul", "_add_bias")
+# A linear layer's ops, run as the contract's composition on a fusing decorator when the
+# backend leaves them to the contract: the matmul and the bias add are then recorded (the bias
+# becomes the matmul's epilogue), as they were when `Linear` was written with tensor ops.
+COMPOSED_LINEAR = ("linear", "linear_x_backward", "linear_weight_backward", "linear_bias_backward")
 CORE_OPS = frozenset(_public(PrimitiveOps) - _NOT_OPS - _METADATA - FUSABLE_CORE_OPS)
 
 
@@ -157,12 +161,17 @@ class FusedBackend(Backend):
         # Named ops run as the contract's composition only where that fuses something: not the
         # module ops, whose defaults call hooks a backend may replace (Wgpu's im2col), except
         # a convolution whose whole composition the backend leaves to the contract, when
-        # matmuls are recorded: its bias (and what follows) is then its matmul's epilogue.
+        # matmuls are recorded: its bias (and what follows) is then its matmul's epilogue;
+        # and a linear layer's ops that the backend leaves to the contract (`COMPOSED_LINEAR`).
         composed = frozenset(
             op
             for op in COMPOSED_CONVS
             if self._matmul_recorded
             and all(getattr(cls, n, None) is getattr(Backend, n) for n in (op, *CONV_HOOKS))
+        ) | frozenset(
+            op
+            for op in COMPOSED_LINEAR
+            if fuser is not None and getattr(cls, op, None) is getattr(Backend, op)
         )
         self._overridden = (MODULE_OPS - composed) | frozenset(
             n for n in NAMED_OPS if getattr(cls, n, None) is not getattr(Backend, n)

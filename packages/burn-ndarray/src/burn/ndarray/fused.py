@@ -245,6 +245,12 @@ def _attention_blocks(shape: tuple[int, ...], itemsize: int) -> list[tuple]:
     return [(slice(start, start + step),) for start in range(0, shape[0], step)]
 
 
+def _linear_dtypes(*arrays: np.ndarray | None) -> bool:
+    """Whether the given arrays share float32 or float64 (those BLAS computes as they are)."""
+    dtypes = {a.dtype for a in arrays if a is not None}
+    return len(dtypes) == 1 and dtypes.pop() in (np.float32, np.float64)
+
+
 def _broadcast_to(a: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray | None:
     return None if a is None else np.broadcast_to(a, shape)
 
@@ -323,6 +329,34 @@ class NdArrayFusedOps(OptimizerOps, ModuleOps, ActivationOps):
         out = np.exp(output)
         out *= _row_sums(grad) if _last_axis(grad, dim) else grad.sum(axis=dim, keepdims=True)
         return np.subtract(grad, out, out=out)
+
+    # A `Linear`: the product by the shared weight is `float_matmul`'s (one matmul of the
+    # stacked rows); the bias is added in place to that fresh product, and its gradient is one
+    # matrix-vector product, where the composition adds into a new array and sums along rows.
+    def linear(self, x, weight, bias):
+        if not _linear_dtypes(x, weight, bias):
+            return super().linear(x, weight, bias)
+        out = self.float_matmul(x, weight)  # type: ignore[attr-defined]
+        if bias is not None:
+            np.add(out, bias, out=out)
+        return out
+
+    def linear_x_backward(self, weight, output_grad):
+        if not _linear_dtypes(output_grad, weight, None):
+            return super().linear_x_backward(weight, output_grad)
+        return self.float_matmul(output_grad, weight.T)  # type: ignore[attr-defined]
+
+    def linear_weight_backward(self, x, output_grad):
+        if not _linear_dtypes(x, output_grad, None):
+            return super().linear_weight_backward(x, output_grad)
+        rows_x = x.reshape(-1, x.shape[-1])
+        return rows_x.T @ output_grad.reshape(-1, output_grad.shape[-1])
+
+    def linear_bias_backward(self, output_grad):
+        rows = output_grad.reshape(-1, output_grad.shape[-1])
+        if not _linear_dtypes(rows, None, None) or not rows.flags.c_contiguous or not rows.size:
+            return super().linear_bias_backward(output_grad)
+        return np.ones(rows.shape[0], rows.dtype) @ rows
 
     @_in_working_precision
     def layer_norm(self, x, gamma, beta, epsilon):

@@ -8,6 +8,7 @@ from burn.module import Module, Param
 from burn.nn._config import config
 from burn.nn.initializer import Initializer, KaimingUniform
 from burn.tensor import Tensor
+from burn.tensor.module import linear
 
 
 @config
@@ -39,11 +40,6 @@ class Linear(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         """`[..., d_input]` -> `[..., d_output]`."""
-        if x.rank() == 1:
-            return self.forward(x.unsqueeze_dim(0)).flatten(0, 1)
-        out = x.matmul(self.weight.val().unsqueeze(x.rank()))
-        if self.bias is not None:
-            out = out + self.bias.val().unsqueeze(x.rank())
-        return out
+        return linear(x, self.weight.val(), None if self.bias is None else self.bias.val())
 
     __call__ = forward

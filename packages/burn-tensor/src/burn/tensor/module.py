@@ -72,6 +72,7 @@ __all__ = [
     "gru",
     "interpolate",
     "layer_norm",
+    "linear",
     "lstm",
     "max_pool1d",
     "max_pool1d_with_indices",
@@ -542,6 +543,35 @@ def cross_entropy(logits: Tensor, targets: Tensor) -> Tensor:
     target_values = logits._peer(targets, op, Int)
     _in_range(targets, logits.dims()[1], logits, f"{op}: target class", "classes")
     return _wrap(logits, logits.backend.cross_entropy(logits.primitive, target_values))
+
+
+def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """`x @ weight + bias` over the last dim: `x [..., d_in]`, `weight [d_in, d_out]` (Burn's
+    layout, the transpose of PyTorch's) and `bias [d_out]` or None give `[..., d_out]`.
+
+    `burn.nn.Linear` runs through it: one backend op (NdArray adds the bias in place) and, under
+    autodiff, one node whose backward ops compute only the gradients that are needed.
+    """
+    op = "linear"
+    _float(x, op)
+    _float(weight, op, "weight")
+    if weight.rank() != 2 or x.rank() < 1 or x.dims()[-1] != weight.dims()[0]:
+        raise ShapeError(
+            f"{op}: expected x [..., d_in] and weight [d_in, d_out], got "
+            f"{x.dims()} and {weight.dims()}"
+        )
+    d_out = weight.dims()[1]
+    if bias is not None:
+        _float(bias, op, "bias")
+        if bias.dims() != [d_out]:
+            raise ShapeError(
+                f"{op}: bias must be [{d_out}] for weight {weight.dims()}, got {bias.dims()}"
+            )
+    if x.rank() == 1:
+        return linear(x.unsqueeze_dim(0), weight, bias).flatten(0, 1)
+    w = x._peer(weight, op)
+    b = None if bias is None else x._peer(bias, op)
+    return _wrap(x, x.backend.linear(x.primitive, w, b))
 
 
 def dropout(x: Tensor, prob: float) -> Tensor:

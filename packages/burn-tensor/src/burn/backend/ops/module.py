@@ -13,7 +13,9 @@ gradient is `col2im` of the transposed matmul, pools reduce over the tap dim, in
 adaptive pooling resample one spatial dim at a time.
 
 `dropout` is one too, so a backend can draw the mask and apply it in one pass, and so is
-`cross_entropy` (with its backward op), a classifier's loss in one pass each way.
+`cross_entropy` (with its backward op), a classifier's loss in one pass each way. `linear`
+(a matmul by a weight shared over the batch, plus a bias) has a backward op per input, so a
+backend can add the bias in place and sum its gradient in one pass.
 
 `layer_norm` and `attention` (scaled dot-product attention) are module ops too, each with a
 backward op: PyTorch runs them as dedicated CPU kernels, so a backend can override them as a
@@ -557,6 +559,52 @@ class ModuleOps(RecurrentOps, ModuleBlocks):
             self.reshape(gamma_grad, (channels,)),
             self.reshape(beta_grad, (channels,)),
         )
+
+    # ================================================================== linear
+    def _shared_weight(self, weight: Any, rank: int) -> Any:
+        """`weight [d_in, d_out]` as `[1, ..., d_in, d_out]` for a batch of rank `rank`."""
+        if rank == 2:
+            return weight
+        return self.reshape(weight, (1,) * (rank - 2) + tuple(self.shape(weight)))
+
+    def linear(self, x: Any, weight: Any, bias: Any | None) -> Any:
+        """`x @ weight + bias` for `x [..., d_in]` (rank >= 2), `weight [d_in, d_out]` and
+        `bias [d_out]` or None: `[..., d_out]`. The default is the matmul by the weight
+        broadcast over the batch and the bias broadcast over the rows (what `Linear` ran as
+        tensor ops before this op existed)."""
+        rank = len(self.shape(x))
+        out = self.float_matmul(x, self._shared_weight(weight, rank))
+        if bias is None:
+            return out
+        return self.float_add(out, self.reshape(bias, (1,) * (rank - 1) + tuple(self.shape(bias))))
+
+    def linear_x_backward(self, weight: Any, output_grad: Any) -> Any:
+        """The gradient of `linear` for `x`: `output_grad @ weight^T`."""
+        rank = len(self.shape(output_grad))
+        shared = self._shared_weight(weight, rank)
+        swap = (*range(rank - 2), rank - 1, rank - 2)
+        return self.float_matmul(output_grad, self.permute(shared, swap))
+
+    def linear_weight_backward(self, x: Any, output_grad: Any) -> Any:
+        """The gradient of `linear` for `weight`: the sum over the batch of `x^T @ output_grad`,
+        as one product of the stacked rows `[rows, d_in]^T @ [rows, d_out]`."""
+        shape = self.shape(x)
+        x_rows, g_rows = x, output_grad
+        if len(shape) > 2:
+            rows = math.prod(shape[:-1])
+            x_rows = self.reshape(x, (rows, shape[-1]))
+            g_rows = self.reshape(output_grad, (rows, self.shape(output_grad)[-1]))
+        return self.float_matmul(self.permute(x_rows, (1, 0)), g_rows)
+
+    def linear_bias_backward(self, output_grad: Any) -> Any:
+        """The gradient of `linear` for `bias`: `output_grad` summed over every dim but the
+        last."""
+        shape = self.shape(output_grad)
+        g = output_grad
+        for dim, size in enumerate(shape[:-1]):
+            if size != 1:
+                g = self.reduce("sum", g, dim)
+        return self.reshape(g, (shape[-1],))
 
     # ================================================================== dropout
     def dropout(self, x: Any, prob: float) -> tuple[Any, Any]:
