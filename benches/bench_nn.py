@@ -352,9 +352,10 @@ NOTES = """How to read it:
   same weights, and agree on the loss and on every gradient (checked with dropout off before
   timing).
 - The encoder's time goes mostly to matmuls of a few thousand rows, where NumPy's BLAS and
-  PyTorch's are on a par (see the matmul rows of the NdArray table). Attention, layer norm,
-  softmax and GELU are contract ops that NdArray runs as numpy kernels of a few in-place passes
-  each, with one autodiff node and a dedicated backward op apiece, as PyTorch's CPU kernels;
+  PyTorch's are on a par (see the matmul rows of the NdArray table). The linear layers,
+  attention, layer norm, softmax and GELU are contract ops that NdArray runs as numpy kernels
+  of a few in-place passes each (attention in cache-sized blocks of the batch), with one
+  autodiff node and dedicated backward ops apiece, as PyTorch's CPU kernels;
   dropout masks come from raw random words, and freed arrays stay in the process for the next
   step (`burn.ndarray.heap`) instead of coming back as fresh pages to fault in.
 - The LSTM runs 50 dependent time steps of [32, 256] @ [256, 1024] matmuls. Ours runs the
