@@ -112,6 +112,17 @@ def test_linear_with_no_rows(backend):
     )
 
 
+def test_linear_with_no_inputs_or_outputs(backend):
+    x = tensor(backend, np.ones((2, 3, 0)))
+    w = tensor(backend, np.ones((0, D_OUT)))
+    b = tensor(backend, np.full(D_OUT, 0.5))
+    assert_close(module.linear(x, w, b), np.full((2, 3, D_OUT), 0.5))
+    g = tensor(backend, np.ones((2, 3, D_OUT)))
+    assert backend.shape(backend.linear_weight_backward(x.primitive, g.primitive)) == (0, D_OUT)
+    empty_out = tensor(backend, np.ones((2, 3, 0)))
+    assert backend.shape(backend.linear_bias_backward(empty_out.primitive)) == (0,)
+
+
 def test_linear_checks_its_inputs(backend):
     x = tensor(backend, np.zeros((2, D_IN)))
     w = tensor(backend, np.zeros((D_IN, D_OUT)))

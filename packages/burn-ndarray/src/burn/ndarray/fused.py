@@ -349,11 +349,11 @@ class NdArrayFusedOps(OptimizerOps, ModuleOps, ActivationOps):
     def linear_weight_backward(self, x, output_grad):
         if not _linear_dtypes(x, output_grad, None):
             return super().linear_weight_backward(x, output_grad)
-        rows_x = x.reshape(-1, x.shape[-1])
-        return rows_x.T @ output_grad.reshape(-1, output_grad.shape[-1])
+        rows = math.prod(x.shape[:-1])
+        return x.reshape(rows, x.shape[-1]).T @ output_grad.reshape(rows, output_grad.shape[-1])
 
     def linear_bias_backward(self, output_grad):
-        rows = output_grad.reshape(-1, output_grad.shape[-1])
+        rows = output_grad.reshape(math.prod(output_grad.shape[:-1]), output_grad.shape[-1])
         if not _linear_dtypes(rows, None, None) or not rows.flags.c_contiguous or not rows.size:
             return super().linear_bias_backward(output_grad)
         return np.ones(rows.shape[0], rows.dtype) @ rows
