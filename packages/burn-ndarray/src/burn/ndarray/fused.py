@@ -90,8 +90,18 @@ def _softmax_rows(x: np.ndarray, out: np.ndarray) -> np.ndarray:
 
 
 def _softmax_backward(output: np.ndarray, grad: np.ndarray, dim: int) -> np.ndarray:
+    if _last_axis(output, dim):
+        return _softmax_rows_backward(output, grad, np.empty_like(grad))
     dot = np.multiply(grad, output)
-    out = np.subtract(grad, _row_sums(dot) if _last_axis(dot, dim) else dot.sum(dim, keepdims=True))
+    out = np.subtract(grad, dot.sum(dim, keepdims=True))
+    out *= output
+    return out
+
+
+def _softmax_rows_backward(output: np.ndarray, grad: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """`(grad - rowsum(grad * output)) * output` over the last axis, written into `out` (which
+    may be `grad`)."""
+    np.subtract(grad, _row_sums(grad * output), out=out)
     out *= output
     return out
 
@@ -455,9 +465,7 @@ class NdArrayFusedOps(OptimizerOps, ModuleOps, ActivationOps):
                     grad *= dropout_mask[b]
                 if weights_grad is not None:
                     grad += weights_grad[b]
-            # The softmax's backward, in place: (grad - rowsum(grad * w)) * w.
-            grad -= _row_sums(grad * w)
-            grad *= w
+            _softmax_rows_backward(w, grad, grad)
             if mask is not None:
                 np.copyto(grad, 0, where=mask[b])
             grad *= dtype(scale)

@@ -555,19 +555,18 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     op = "linear"
     _float(x, op)
     _float(weight, op, "weight")
-    if weight.rank() != 2 or x.rank() < 1 or x.dims()[-1] != weight.dims()[0]:
+    x_dims, w_dims = x.dims(), weight.dims()
+    if len(w_dims) != 2 or not x_dims or x_dims[-1] != w_dims[0]:
         raise ShapeError(
-            f"{op}: expected x [..., d_in] and weight [d_in, d_out], got "
-            f"{x.dims()} and {weight.dims()}"
+            f"{op}: expected x [..., d_in] and weight [d_in, d_out], got {x_dims} and {w_dims}"
         )
-    d_out = weight.dims()[1]
     if bias is not None:
         _float(bias, op, "bias")
-        if bias.dims() != [d_out]:
+        if bias.dims() != w_dims[1:]:
             raise ShapeError(
-                f"{op}: bias must be [{d_out}] for weight {weight.dims()}, got {bias.dims()}"
+                f"{op}: bias must be [{w_dims[1]}] for weight {w_dims}, got {bias.dims()}"
             )
-    if x.rank() == 1:
+    if len(x_dims) == 1:
         return linear(x.unsqueeze_dim(0), weight, bias).flatten(0, 1)
     w = x._peer(weight, op)
     b = None if bias is None else x._peer(bias, op)
