@@ -236,13 +236,18 @@ WINOGRAD_CASES = [  # (batch, channels, out channels, spatial, padding, groups)
 ]
 
 
-@pytest.mark.parametrize("blocks", ["none", "samples", "rows"])
+@pytest.mark.parametrize("blocks", ["none", "samples", "rows", "channels"])
 @pytest.mark.parametrize("batch, channels, out_channels, spatial, padding, groups", WINOGRAD_CASES)
 def test_winograd_agrees_with_the_definition(
     batch, channels, out_channels, spatial, padding, groups, blocks, monkeypatch
 ):
-    """Whole, in blocks of one sample, and in blocks of one row of tiles of one sample."""
-    budget = {"none": winograd.BLOCK_BYTES, "samples": None, "rows": 1}[blocks]
+    """Whole, in blocks of one sample, in blocks of one row of tiles of one sample, and with
+    both transforms one channel at a time."""
+    if blocks == "channels":
+        monkeypatch.setattr(winograd, "TRANSFORM_BLOCK_BYTES", 1)
+    budget = {"none": winograd.BLOCK_BYTES, "samples": None, "rows": 1, "channels": None}[blocks]
+    if budget is None and blocks == "channels":
+        budget = winograd.BLOCK_BYTES
     if budget is None:  # one sample's tiles for F(2x2), so F(4x4)'s go in rows of tiles
         out = [s + 2 * p - 2 for s, p in zip(spatial, padding, strict=True)]
         budget = 16 * (channels + out_channels) * math.prod(-(-o // 2) for o in out) * 8

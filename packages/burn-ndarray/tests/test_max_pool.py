@@ -40,6 +40,7 @@ CASES = [
     (2, (2, 3), (1, 2), (0, 1), (2, 1)),
     (2, (1, 1), (2, 3), (0, 0), (1, 1)),
     (3, (2, 2, 2), (2, 1, 2), (1, 0, 1), (1, 2, 1)),
+    (2, (2, 2), (2, 2), (1, 1), (1, 1)),  # no tap reaches every output along either dim
 ]
 
 
@@ -73,3 +74,23 @@ def test_plain_max_pool_leaves_its_input_alone():
     y = NdArray.max_pool2d(x, (2, 2), (1, 1), (0, 0), (1, 1))
     np.testing.assert_array_equal(x, before)
     np.testing.assert_array_equal(y[0, 0], [[5, 6, 7], [9, 10, 11], [13, 14, 15]])
+
+
+@pytest.mark.parametrize("block_bytes", [1, 9 * 8 * 4 * 2, 1 << 20])
+def test_plain_max_pool_in_blocks_of_channels(monkeypatch, block_bytes):
+    """One channel per block, a few, or all at once: the same maxima (the last block short)."""
+    from burn.ndarray import module_ops
+
+    monkeypatch.setattr(module_ops, "POOL_BLOCK_BYTES", block_bytes)
+    x = np.random.default_rng(3).standard_normal((2, 5, 9, 8)).astype(np.float32)
+    y = NdArray.max_pool2d(x, (3, 3), (2, 2), (1, 1), (1, 1))
+    np.testing.assert_array_equal(y, _reference(x, (3, 3), (2, 2), (1, 1), (1, 1)))
+
+
+def test_plain_max_pool_of_a_strided_input_and_of_no_channels():
+    x = np.random.default_rng(4).standard_normal((2, 3, 10, 12)).astype(np.float32)
+    view = x[:, ::-1, ::2, 1::2]  # not contiguous: pooled from a copy
+    y = NdArray.max_pool2d(view, (2, 2), (1, 1), (0, 0), (1, 1))
+    np.testing.assert_array_equal(y, _reference(view, (2, 2), (1, 1), (0, 0), (1, 1)))
+    empty = NdArray.max_pool2d(np.zeros((2, 0, 6, 6), np.float32), (3, 3), (2, 2), (1, 1), (1, 1))
+    assert empty.shape == (2, 0, 3, 3)
