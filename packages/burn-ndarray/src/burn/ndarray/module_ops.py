@@ -601,10 +601,7 @@ class NdArrayModuleOps:
         if _uniform_windows(x.shape[2:], grad.shape[2:]):
             # Each input element is in one window: its share of that window's gradient.
             scale = g.dtype.type(1 / (math.prod(x.shape[2:]) // math.prod(grad.shape[2:])))
-            g = g * scale
-            for axis, (size, out) in enumerate(zip(x.shape[2:], grad.shape[2:], strict=True)):
-                g = np.repeat(g, size // out, axis=2 + axis)
-            return g.astype(grad.dtype, copy=False)
+            return _spread_over_windows(g * scale, x.shape[2:]).astype(grad.dtype, copy=False)
         for axis, (size, out) in enumerate(zip(x.shape[2:], grad.shape[2:], strict=True)):
             g = _along(g, taps_matrix(*adaptive_taps(size, out), size).T.astype(g.dtype), 2 + axis)
         return g.astype(grad.dtype, copy=False)
@@ -739,6 +736,28 @@ def _mean_of_windows(y: np.ndarray, output_size) -> np.ndarray:
         return y.copy()
     y *= y.dtype.type(1 / window)
     return y
+
+
+def _spread_over_windows(g: np.ndarray, size) -> np.ndarray:
+    """`g [N, C, *out]` grown to `[N, C, *size]`, each value over its uniform window. The
+    innermost dim first, while the array is smallest, by one strided write per window
+    position; then each outer dim by copying whole contiguous rows, broadcast. The guide's
+    pool gradient (`[64, 16, 8, 8]` to 24 x 24): 0.53 -> 0.2 ms, where `np.repeat` along each
+    dim ran 0.53 ms."""
+    nd = len(size)
+    for axis in range(nd - 1, -1, -1):
+        dim = 2 + axis
+        k = size[axis] // g.shape[dim]
+        if k == 1:
+            continue
+        grown = np.empty((*g.shape[: dim + 1], k, *g.shape[dim + 1 :]), dtype=g.dtype)
+        if axis == nd - 1:
+            for j in range(k):
+                grown[..., j] = g
+        else:
+            grown[...] = g.reshape(*g.shape[: dim + 1], 1, *g.shape[dim + 1 :])
+        g = grown.reshape(*g.shape[:dim], g.shape[dim] * k, *g.shape[dim + 1 :])
+    return g
 
 
 def _adaptive(n: int):
