@@ -495,3 +495,37 @@ def test_depthwise_through_the_backend_in_float32_matches_float64():
         )
         assert got.dtype == np.float32
         np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+POINTWISE = [  # (spatial, stride, groups)
+    ((9,), (1,), 1),
+    ((7, 8), (1, 1), 2),
+    ((7, 8), (2, 3), 1),
+    ((5, 6, 4), (1, 2, 1), 4),
+]
+
+
+@pytest.mark.parametrize("batch", [1, 3])  # one sample takes it directly, more go to autotune
+@pytest.mark.parametrize("spatial, stride, groups", POINTWISE)
+def test_pointwise_convolution_agrees_with_the_definition(batch, spatial, stride, groups):
+    """A 1x1 convolution as one batched matmul over the input's channels (strided and
+    grouped too), directly and through the backend, against the definition in float64."""
+    from burn.backend.ops.module_options import ConvOptions
+    from burn.ndarray import NdArray
+
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((batch, 8, *spatial))
+    w = rng.standard_normal((6 if groups != 4 else 8, 8 // groups, *([1] * len(spatial))))
+    one = (1,) * len(spatial)
+    expected = reference_conv(x, w, stride, (0,) * len(spatial), one, groups)
+    got = module_ops._pointwise_conv(x, w, stride, groups)
+    np.testing.assert_allclose(got, expected, atol=1e-12)
+    spaced = np.zeros((*x.shape[:-1], 2 * x.shape[-1]), np.float32)
+    spaced[..., ::2] = x
+    strided = spaced[..., ::2]  # the same values, every other element of a wider array
+    assert not strided.flags.c_contiguous
+    options = ConvOptions(list(stride), [0] * len(spatial), list(one), groups)
+    bias = rng.standard_normal(w.shape[0]).astype(np.float32)
+    y = getattr(NdArray, f"conv{len(spatial)}d")(strided, w.astype(np.float32), bias, options)
+    bias_shape = (1, -1) + (1,) * len(spatial)
+    np.testing.assert_allclose(y, expected + bias.reshape(bias_shape), rtol=1e-5, atol=1e-5)

@@ -207,6 +207,14 @@ class NdArrayBackend(NdArrayFusedOps, NdArrayModuleOps, NdArrayRecurrentOps, Bac
             tensor, axis=dim, keepdims=True, dtype=np.float64 if tensor.dtype.itemsize < 4 else None
         ).astype(tensor.dtype, copy=False)
 
+    def float_clamp(self, tensor, min, max):  # noqa: A002 - the contract's names
+        """One `np.clip` pass into one new array, where the composition (max, then min) makes
+        two: ReLU6 on `[1, 96, 112, 112]` float32 took 0.76 ms as two ops and 0.35 as one.
+        Values are the composition's, and an input of -0.0 stays -0.0 at a bound of +0.0
+        (the composition returns the bound), as PyTorch's `clamp` keeps it."""
+        lo, hi = (np.asarray(v).astype(tensor.dtype) for v in (min, max))
+        return _like(np.clip(tensor, lo, hi), tensor)
+
     def float_matmul(self, lhs, rhs):
         return _like(_matmul(lhs, rhs), lhs)  # numpy gives float32 for bfloat16
 
