@@ -2,15 +2,17 @@
 PyTorch eager, in the same run.
 
 ResNet-18 (batch 1, 3x224x224, random weights, exported from torchvision at opset 17 as in
-tools/gen_onnx_fixtures.py) is the headline row; the committed fixtures (the article's MNIST
-network, batch 1, and a 4-layer transformer encoder, 1x8x32) follow. Every runtime gets the
+tools/gen_onnx_fixtures.py) is the headline row, MobileNet-v2 (the same way) the second; the
+committed fixtures (the article's MNIST network, batch 1, and a 4-layer transformer encoder,
+1x8x32) follow. Every runtime gets the
 same thread count (2 by default: OMP_NUM_THREADS / OPENBLAS_NUM_THREADS, onnxruntime's
 intra-op threads, torch.set_num_threads). Outputs are compared before timing.
 
     uv run python benches/bench_onnx.py            # prints the table, updates RESULTS.md
     uv run python benches/bench_onnx.py --quick    # fewer repeats, nothing written
 
-torchvision is optional (ResNet-18 is skipped without it), as are torch and onnxruntime.
+torchvision is optional (the two torchvision models are skipped without it), as are torch and
+onnxruntime.
 """
 
 from __future__ import annotations
@@ -47,17 +49,21 @@ except ImportError:
     ort = None
 
 FIXTURES = _ROOT / "packages/burn-import/tests/fixtures"
+# The torchvision models timed first: the headline ResNet-18, and MobileNet-v2 for the layers
+# it is made of (depthwise and pointwise convolutions, ReLU6 as a clamp).
+VISION_MODELS = ("resnet18", "mobilenet_v2")
 
 
-def _resnet18(tmp: Path):
-    """ResNet-18 from torchvision (random weights) and its ONNX export, or None."""
+def _torchvision(name: str, tmp: Path):
+    """A torchvision model (random weights) and its ONNX export at batch 1, 3x224x224, or
+    None without torch and torchvision."""
     if torch is None:
         return None
     try:
-        for name in ("nms", "qnms"):
+        for op in ("nms", "qnms"):
             try:
                 torch.library.define(
-                    f"torchvision::{name}",
+                    f"torchvision::{op}",
                     "(Tensor dets, Tensor scores, float iou_threshold) -> Tensor",
                 )
             except RuntimeError:
@@ -66,9 +72,9 @@ def _resnet18(tmp: Path):
     except ImportError:
         return None
     torch.manual_seed(0)
-    model = torchvision.models.resnet18(weights=None).eval()
+    model = getattr(torchvision.models, name)(weights=None).eval()
     x = torch.randn(1, 3, 224, 224)
-    return model, export_model(model, x, tmp / "resnet18.onnx"), (1, 3, 224, 224)
+    return model, export_model(model, x, tmp / f"{name}.onnx"), (1, 3, 224, 224)
 
 
 def _fixture(name: str, shape):
@@ -98,11 +104,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         cases = []
-        resnet = _resnet18(tmp)
-        if resnet is not None:
-            cases.append(("resnet18", *resnet))
-        else:
-            print("resnet18: skipped (needs torch and torchvision)", flush=True)
+        for name in VISION_MODELS:
+            vision = _torchvision(name, tmp)
+            if vision is not None:
+                cases.append((name, *vision))
+            else:
+                print(f"{name}: skipped (needs torch and torchvision)", flush=True)
         cases.append(("mnist_net", *_fixture("mnist_net", (1, 1, 28, 28))))
         cases.append(("transformer_encoder", *_fixture("transformer_encoder", (1, 8, 32))))
         for name, torch_model, onnx_path, shape in cases:
