@@ -23,6 +23,7 @@ from burn.ndarray.conv import (
     conv_weight_grad_stride1,
     conv_x_grad_by_forward,
     conv_x_grad_stride1,
+    depthwise_columns_stride1,
     depthwise_stride1,
     depthwise_weight_grad_stride1,
     depthwise_x_grad_stride1,
@@ -447,9 +448,10 @@ def test_depthwise_taps_agree_with_the_definition(spatial, kernel, padding, dila
     x = rng.standard_normal((2, channels, *spatial))
     w = rng.standard_normal((channels, 1, *kernel))
     expected = reference_conv(x, w, (1,) * len(kernel), padding, dilation, channels)
-    got = depthwise_stride1(x, w, padding, dilation)
-    assert got.shape == expected.shape and got.flags.c_contiguous
-    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+    for forward in (depthwise_stride1, depthwise_columns_stride1):
+        got = forward(x, w, padding, dilation)
+        assert got.shape == expected.shape and got.flags.c_contiguous
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
 
     # The loss sum(y * g) is linear in x and in w: each gradient entry is exact from the
     # definition (the input gradient where no padding reaches past the kernel).
@@ -466,15 +468,19 @@ def test_depthwise_taps_agree_with_the_definition(spatial, kernel, padding, dila
         assert w_grad.reshape(-1)[flat_index] == pytest.approx(want, abs=1e-9)
     if not flipped_forward_applies(w.shape, padding, dilation):
         return
-    x_grad = depthwise_x_grad_stride1(w, g, padding, dilation)
-    assert x_grad.shape == x.shape
+    x_grads = [
+        depthwise_x_grad_stride1(w, g, padding, dilation, forward)
+        for forward in (depthwise_stride1, depthwise_columns_stride1)
+    ]
     for flat_index in rng.choice(x.size, 6, replace=False):
         basis = np.zeros(x.size)
         basis[flat_index] = 1.0
         want = np.sum(
             reference_conv(basis.reshape(x.shape), w, stride, padding, dilation, channels) * g
         )
-        assert x_grad.reshape(-1)[flat_index] == pytest.approx(want, abs=1e-9)
+        for x_grad in x_grads:
+            assert x_grad.shape == x.shape
+            assert x_grad.reshape(-1)[flat_index] == pytest.approx(want, abs=1e-9)
 
 
 def test_depthwise_through_the_backend_in_float32_matches_float64():

@@ -143,6 +143,36 @@ def depthwise_stride1(x: np.ndarray, weight: np.ndarray, padding, dilation) -> n
     return np.ascontiguousarray(grid.positions(out).swapaxes(0, 1))
 
 
+def depthwise_columns_stride1(x: np.ndarray, weight: np.ndarray, padding, dilation) -> np.ndarray:
+    """A stride-1 depthwise convolution as one batched matrix-vector product per block of
+    channels: each channel's taps `[1, taps]` times its tap matrix `[taps, columns]`, whose rows
+    are the tap's shifted runs of the channel's flat padded buffer (one copy per block).
+
+    `depthwise_stride1` makes two passes per tap (a multiply and an add); this reads the
+    copied runs once. It wins on small planes, where a block holds many channels (ResNet-size
+    7x7 to 28x28 planes, one thread: 0.37 -> 0.24, 0.70 -> 0.37 and 0.77 -> 0.44 ms for 960,
+    576 and 192 channels), and loses on large ones; both join the autotune."""
+    n, c, *spatial = x.shape
+    kernel = weight.shape[2:]
+    grid = _Grid(n, spatial, kernel, padding, dilation)
+    flat = _flat_padded(x, grid, padding)
+    taps = weight.reshape(c, 1, -1).astype(x.dtype, copy=False)
+    out = np.empty((c, 1, grid.columns), dtype=x.dtype)
+    item = flat.itemsize
+    tap_strides = tuple(d * st * item for d, st in zip(dilation, grid.steps, strict=True))
+    rows = _block_rows(c, len(grid.offsets) * grid.columns)
+    for start in range(0, c, rows):
+        end = min(start + rows, c)
+        view = as_strided(
+            flat[start:end],
+            (end - start, *kernel, grid.columns),
+            (flat.strides[0], *tap_strides, item),
+            writeable=False,
+        )
+        np.matmul(taps[start:end], view.reshape(end - start, -1, grid.columns), out=out[start:end])
+    return np.ascontiguousarray(grid.positions(out.reshape(c, -1)).swapaxes(0, 1))
+
+
 def _back_padding(kernel, padding, dilation) -> list[int]:
     """The padding that turns a stride-1 convolution's output back into its input's size."""
     return [d * (k - 1) - p for d, k, p in zip(dilation, kernel, padding, strict=True)]
@@ -155,15 +185,16 @@ def flipped_forward_applies(weight_shape, padding, dilation) -> bool:
     return min(_back_padding(weight_shape[2:], padding, dilation)) >= 0
 
 
-def depthwise_x_grad_stride1(weight: np.ndarray, output_grad: np.ndarray, padding, dilation):
+def depthwise_x_grad_stride1(
+    weight: np.ndarray, output_grad: np.ndarray, padding, dilation, forward=depthwise_stride1
+):
     """The input gradient of a stride-1 depthwise convolution: the output gradient run through
     the same depthwise taps with each filter flipped, padded by `dilation * (k - 1) - padding`
-    (which gives back the input's size; `flipped_forward_applies` says when that is >= 0)."""
+    (which gives back the input's size; `flipped_forward_applies` says when that is >= 0), by
+    `forward` (`depthwise_stride1` or `depthwise_columns_stride1`)."""
     kernel = weight.shape[2:]
     flipped = weight[(slice(None), slice(None), *([slice(None, None, -1)] * len(kernel)))]
-    return depthwise_stride1(
-        output_grad, flipped, _back_padding(kernel, padding, dilation), dilation
-    )
+    return forward(output_grad, flipped, _back_padding(kernel, padding, dilation), dilation)
 
 
 def depthwise_weight_grad_stride1(

@@ -48,6 +48,7 @@ from burn.ndarray.conv import (
     conv_weight_grad_stride1,
     conv_x_grad_by_forward,
     conv_x_grad_stride1,
+    depthwise_columns_stride1,
     depthwise_stride1,
     depthwise_weight_grad_stride1,
     depthwise_x_grad_stride1,
@@ -392,6 +393,7 @@ class NdArrayModuleOps:
             candidates.append(lambda: conv_stride1(xw, w, padding, dilation, groups))
             if _depthwise(x, w, groups):
                 candidates.append(lambda: depthwise_stride1(xw, w, padding, dilation))
+                candidates.append(lambda: depthwise_columns_stride1(xw, w, padding, dilation))
         key = ("f", x.shape, w.shape, xw.dtype.str, stride, padding, dilation, groups)
         y = CONV_AUTOTUNE.run(key, candidates)
         return _bias(y, bias).astype(x.dtype, copy=False)
@@ -407,7 +409,10 @@ class NdArrayModuleOps:
             if flipped_forward_applies(w.shape, padding, dilation):
                 candidates.append(lambda: conv_x_grad_by_forward(w, g, padding, dilation, groups))
                 if _depthwise(x, w, groups):
-                    candidates.append(lambda: depthwise_x_grad_stride1(w, g, padding, dilation))
+                    candidates += [
+                        lambda f=f: depthwise_x_grad_stride1(w, g, padding, dilation, f)
+                        for f in (depthwise_stride1, depthwise_columns_stride1)
+                    ]
         if winograd.applies(
             x.shape, w.shape, stride, padding, dilation, g.dtype, groups, winograd.MIN_CHANNELS
         ):
