@@ -12,6 +12,7 @@ import pytest
 from burn.backend import registry
 from burn.backend.ops import COMPARISON_OPS
 from burn.fusion import Fusion, FusionBackend, register_fusion_backend
+from burn.fusion.backend import FusedBackend
 from burn.fusion.stream import MAX_COST
 from burn.ndarray.backend import NdArrayBackend
 from burn.tensor import Int, Tensor
@@ -306,8 +307,46 @@ class EpilogueFuser(NumpyFuser):
 
 
 @pytest.fixture
-def epilogues():
+def epilogues(monkeypatch):
+    """A fuser with epilogues, recording products of every size (these tests are about what
+    happens to a recorded product; the size limit has its own tests below)."""
+    monkeypatch.setattr(FusedBackend, "min_recorded_matmul", 0)
     yield from fused_with(EpilogueFuser())
+
+
+@pytest.fixture
+def sized_epilogues(monkeypatch):
+    """The epilogue fuser with a limit of 6 elements: a `[2, 3]` product is recorded, a
+    `[1, 3]` one runs at once."""
+    monkeypatch.setattr(FusedBackend, "min_recorded_matmul", 6)
+    yield from fused_with(EpilogueFuser())
+
+
+def test_a_product_below_the_size_limit_runs_at_once_and_one_at_it_is_recorded(
+    sized_epilogues,
+):
+    backend, fuser = sized_epilogues
+    w = np.array([[0.5, 1.0, -1.0], [2.0, -0.5, 0.25]], np.float32)
+    small = matrix(backend, [[1.0, -2.0]]).matmul(matrix(backend, w))
+    assert not small.primitive.is_pending and backend.stats.eager_matmuls == 0
+    large = matrix(backend, [[1.0, -2.0], [3.0, 0.5]]).matmul(matrix(backend, w))
+    assert large.primitive.is_pending
+    out = plus(large, matrix(backend, [[0.1, -0.2, 0.3]]))
+    np.testing.assert_allclose(
+        read(out), np.array([[1.0, -2.0], [3.0, 0.5]]) @ w + [0.1, -0.2, 0.3]
+    )
+    np.testing.assert_allclose(read(small), np.array([[1.0, -2.0]]) @ w)
+    assert backend.stats.matmul_epilogues == 1 and len(fuser.executed) == 1
+
+
+def test_fuse_all_records_every_product_until_it_exits(sized_epilogues):
+    backend, _ = sized_epilogues
+    w = matrix(backend, [[0.5, 1.0, -1.0], [2.0, -0.5, 0.25]])
+    with backend.fuse_all() as same:
+        assert same is backend and backend.min_recorded_matmul == 0
+        assert matrix(backend, [[1.0, -2.0]]).matmul(w).primitive.is_pending
+    assert backend.min_recorded_matmul == 6
+    assert not matrix(backend, [[1.0, -2.0]]).matmul(w).primitive.is_pending
 
 
 def matrix(backend, values):

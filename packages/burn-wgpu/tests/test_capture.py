@@ -92,6 +92,31 @@ def test_replay_launches_no_more_kernels_than_the_step():
     assert counts["replay"] <= counts["plain"], counts
 
 
+def test_a_recording_fuses_products_too_small_to_record_when_traced():
+    """The step's `[8, 4]` product is below `Fusion`'s size limit, so a traced call computes
+    it on its own and then the gelu; the recording records it whatever its size (`fuse_all`),
+    so each replay runs the gelu as its epilogue, one launch fewer, and the limit is back
+    once the recording is done."""
+    assert 8 * 4 < FB.min_recorded_matmul
+    captured = capture(sgd_momentum_step)
+    rt = Wgpu.runtime()
+    rng = np.random.default_rng(1)
+    w = Tensor[FB, 2].from_data(rng.standard_normal((6, 4)).astype(np.float32), FB.device())
+    m = Tensor[FB, 2].zeros([6, 4], FB.device())
+    x = Tensor[FB, 2].from_data(rng.standard_normal((8, 6)).astype(np.float32), FB.device())
+    counts = []
+    for _ in range(4):  # a traced call, two recordings, a replay
+        FB.flush()
+        epilogues, before = FB.stats.matmul_epilogues, rt.launches
+        w, m, loss = captured(w, m, x)
+        FB.flush()
+        counts.append((rt.launches - before, FB.stats.matmul_epilogues - epilogues))
+    assert captured.replays == 1 and FB.min_recorded_matmul == type(FB).min_recorded_matmul
+    (traced, traced_epilogues), (recorded, recorded_epilogues), _, (replayed, _) = counts
+    assert traced_epilogues == 0 and recorded_epilogues > 0
+    assert replayed == recorded < traced, counts
+
+
 @pytest.mark.parametrize("drop", ["draw", "op"])
 def test_random_draws_inside_a_replay_are_fresh_and_reproducible(drop):
     def dropout_step(w, m, x):

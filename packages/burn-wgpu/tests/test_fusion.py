@@ -14,6 +14,18 @@ Fusion = registry.get("Fusion")
 Autodiff = registry.get("Autodiff")
 
 
+FusedBackend = type(Fusion(Wgpu))
+DEFAULT_MIN_RECORDED_MATMUL = FusedBackend.min_recorded_matmul
+
+
+@pytest.fixture(autouse=True)
+def _every_product(monkeypatch):
+    """Products of every size are recorded here: these tests are about what a recorded
+    product becomes (its epilogue, its kernels). `test_small_products_run_as_wgpus_own_ops`
+    checks the default size limit."""
+    monkeypatch.setattr(FusedBackend, "min_recorded_matmul", 0)
+
+
 @pytest.fixture
 def fused():
     backend = Fusion(Wgpu)
@@ -539,6 +551,44 @@ def test_a_linear_layer_trains_the_same_with_epilogues(rng):
     assert fusion.stats.matmul_epilogues > before
     for a, b_ in zip(ours, plain, strict=True):
         np.testing.assert_allclose(a, b_, rtol=1e-5, atol=1e-6)
+
+
+def test_small_products_run_as_wgpus_own_ops(monkeypatch, rng):
+    """Under the default size limit a linear layer's small product is not recorded: the
+    layer's training step runs Wgpu's own linear ops (no more launches than plain Wgpu, the
+    same values); with the limit at the product's size its bias and relu become the
+    epilogue, one launch fewer."""
+    from burn.tensor import module
+
+    x = rng.standard_normal((64, 32)).astype(np.float32)
+    w = rng.standard_normal((32, 24)).astype(np.float32)
+    b = rng.standard_normal(24).astype(np.float32)
+
+    def step(backend):
+        """(the gradients and the loss, the launches of the step until they are read)."""
+        device = backend.device()
+        tw = Tensor[backend, 2].from_data(w, device).require_grad()
+        tb = Tensor[backend, 1].from_data(b, device).require_grad()
+        tx = Tensor[backend, 2].from_data(x, device)
+        Fusion(Wgpu).flush()  # the uploads, if they wait in the stream
+        before = launches()
+        loss = act.relu(module.linear(tx, tw, tb)).mean()
+        grads = loss.backward()
+        got = [values(t) for t in (tw.grad(grads), tb.grad(grads), loss)]
+        return got, launches() - before
+
+    plain, plain_launches = step(Autodiff(Wgpu))
+    fusion = Fusion(Wgpu)
+    counts = []
+    for limit, fused_epilogue in ((DEFAULT_MIN_RECORDED_MATMUL, False), (64 * 24, True)):
+        monkeypatch.setattr(FusedBackend, "min_recorded_matmul", limit)
+        before = fusion.stats.matmul_epilogues
+        ours, ours_launches = step(Autodiff(fusion))
+        assert (fusion.stats.matmul_epilogues > before) is fused_epilogue
+        counts.append(ours_launches)
+        for a, b_ in zip(ours, plain, strict=True):
+            np.testing.assert_allclose(a, b_, rtol=1e-5, atol=1e-6)
+    assert counts[1] < counts[0] <= plain_launches, (counts, plain_launches)
 
 
 @pytest.mark.parametrize(

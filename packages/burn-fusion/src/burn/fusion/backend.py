@@ -16,10 +16,15 @@ a recorded `Node` waiting in the stream. Which ops are recorded is decided once 
 - a reduction (`reduce`, `float_mean_dim`) of a pending value runs with the recorded chain as
   its prologue when the fuser offers that (an optional part of the contract) and stands for
   the backend's reduction; otherwise it is computed like everything else;
-- `float_matmul` is recorded when the fuser offers epilogues (another optional part) and
-  stands for the backend's matmul: its operands are computed, the product waits in the
-  stream, and the elementwise ops recorded over it run in its kernel (a reshape of it stays
-  recorded, so a convolution's bias runs in its matmul's kernel too);
+- `float_matmul` is recorded when the fuser offers epilogues (another optional part),
+  stands for the backend's matmul, and the product has at least `min_recorded_matmul`
+  elements: its operands are computed, the product waits in the stream, and the elementwise
+  ops recorded over it run in its kernel (a reshape of it stays recorded, so a convolution's
+  bias runs in its matmul's kernel too). A smaller product runs at once on the inner
+  backend, and so do the linear layer and convolution ops that would be composed around it:
+  recording it and planning its epilogue cost the host more than the launch it saves (see
+  `FusedBackend.min_recorded_matmul`); `fuse_all()` lifts the limit for a step recorded once
+  and replayed;
 - everything else (reads, layout, indexing, random) flushes the stream where its inputs are
   pending and runs on the inner backend.
 
@@ -31,6 +36,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable
+from contextlib import contextmanager
 from typing import Any
 
 from burn.backend import Backend, Device
@@ -132,6 +138,17 @@ CORE_OPS = frozenset(_public(PrimitiveOps) - _NOT_OPS - _METADATA - FUSABLE_CORE
 class FusedBackend(Backend):
     """Fusion around a backend. Build with `Fusion(B)`; `stats` counts flushes and compiles."""
 
+    #: The fewest elements of a product that `float_matmul` records for an epilogue (and that
+    #: a composed linear layer or convolution needs in one of its tensors to be composed).
+    #: Recording a matmul and planning its epilogue cost the host about 30 us more than
+    #: running the product and its bias add as two ops (lavapipe's host, `[64, 1024] @
+    #: [1024, 512]`), and a traced step is bound by its host: on the guide's step the four
+    #: recorded products saved four launches and cost 0.19 ms of its 1.55 ms of host time. The
+    #: epilogue saves the GPU one pass over the product, which outweighs that only for
+    #: products of millions of elements (an H100 reads and writes 4M float32 elements in
+    #: about 11 us).
+    min_recorded_matmul: int = 1 << 22
+
     def __init__(self, inner: Backend, fuser: FusionBackend | None):
         self._inner = inner
         self.name = f"fusion({inner.name})"
@@ -173,6 +190,7 @@ class FusedBackend(Backend):
             for op in COMPOSED_LINEAR
             if fuser is not None and getattr(cls, op, None) is getattr(Backend, op)
         )
+        self._composed = composed
         self._overridden = (MODULE_OPS - composed) | frozenset(
             n for n in NAMED_OPS if getattr(cls, n, None) is not getattr(Backend, n)
         )
@@ -347,6 +365,23 @@ class FusedBackend(Backend):
         stream.record(handle)  # type: ignore[union-attr]
         return handle
 
+    def _large(self, args) -> bool:
+        """Whether a composed linear layer or convolution has a tensor of at least
+        `min_recorded_matmul` elements, so that its products are recorded."""
+        least = self.min_recorded_matmul
+        return any(a.__class__ is FusionTensor and math.prod(a.shape) >= least for a in args)
+
+    @contextmanager
+    def fuse_all(self):
+        """While entered, matmuls of every size are recorded (`min_recorded_matmul` is 0): for
+        a step recorded once and replayed without its Python, where the host cost of
+        recording is paid once and every launch saved is saved at each replay."""
+        self.min_recorded_matmul = 0
+        try:
+            yield self
+        finally:
+            del self.min_recorded_matmul  # back to the class's value
+
     def _supported(self, kind: str, arg, handles, shape, dtype: DType) -> bool:
         """The fuser's `supports`, remembered per op, dtypes and ranks (sizes asked anew only
         past 2^24 elements, where a fuser may refuse)."""
@@ -495,7 +530,13 @@ class FusedBackend(Backend):
             alone = pattern in self.stream.alone  # type: ignore[union-attr]
             if alone:
                 self.stream.stats.unrecorded += 1  # type: ignore[union-attr]
-            elif len(a) == len(b) >= 2 and a[-1] == b[-2] and batch_ok:
+            elif (
+                len(a) == len(b) >= 2
+                and a[-1] == b[-2]
+                and batch_ok
+                and math.prod(_broadcast(a[:-2], b[:-2])) * a[-2] * b[-1]
+                >= self.min_recorded_matmul
+            ):
                 found = self.fuser.matmul_operands(self._value(lhs), self._value(rhs))  # type: ignore[union-attr]
                 if found is not None:
                     shape = (*_broadcast(a[:-2], b[:-2]), a[-2], b[-1])
@@ -566,6 +607,8 @@ def _named(name: str) -> Callable[..., Any]:
     def method(self, *args, **kwargs):
         if self.stream is None or name in self._overridden:
             return self._forward(name, args, kwargs)
+        if name in self._composed and not self._large(args):
+            return self._forward(name, args, kwargs)  # its products would not be recorded
         return default(self, *args, **kwargs)
 
     method.__name__ = name

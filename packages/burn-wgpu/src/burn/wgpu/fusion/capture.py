@@ -35,6 +35,7 @@ before).
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -233,9 +234,15 @@ class CapturedStep:
             recording_read,
         )
         try:
-            result = self.fn(*args)
-            outs, spec = _flatten(result)
-            rec.outputs = [_primitive(t) for t in outs]
+            with ExitStack() as fusing:
+                # `Fusion` records products of every size for a recording: what it saves is
+                # saved at every replay, and what recording costs the host is paid once.
+                for backend in {id(t.backend): t.backend for t in tensors}.values():
+                    if hasattr(backend, "fuse_all"):
+                        fusing.enter_context(backend.fuse_all())
+                result = self.fn(*args)
+                outs, spec = _flatten(result)
+                rec.outputs = [_primitive(t) for t in outs]
         except CaptureError as error:
             rec.problem = str(error)
             result, outs, spec = None, [], None
