@@ -344,6 +344,8 @@ def test_fuse_all_records_every_product_until_it_exits(sized_epilogues):
     w = matrix(backend, [[0.5, 1.0, -1.0], [2.0, -0.5, 0.25]])
     with backend.fuse_all() as same:
         assert same is backend and backend.min_recorded_matmul == 0
+        with backend.fuse_all():  # nested, as two captures of one backend's steps would be
+            assert backend.min_recorded_matmul == 0
         assert matrix(backend, [[1.0, -2.0]]).matmul(w).primitive.is_pending
     assert backend.min_recorded_matmul == 6
     assert not matrix(backend, [[1.0, -2.0]]).matmul(w).primitive.is_pending

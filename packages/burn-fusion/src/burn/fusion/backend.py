@@ -376,11 +376,16 @@ class FusedBackend(Backend):
         """While entered, matmuls of every size are recorded (`min_recorded_matmul` is 0): for
         a step recorded once and replayed without its Python, where the host cost of
         recording is paid once and every launch saved is saved at each replay."""
+        own = vars(self)
+        before = own.get("min_recorded_matmul")  # set by an enclosing `fuse_all`, or None
         self.min_recorded_matmul = 0
         try:
             yield self
         finally:
-            del self.min_recorded_matmul  # back to the class's value
+            if before is None:
+                del self.min_recorded_matmul  # back to the class's value
+            else:
+                self.min_recorded_matmul = before
 
     def _supported(self, kind: str, arg, handles, shape, dtype: DType) -> bool:
         """The fuser's `supports`, remembered per op, dtypes and ranks (sizes asked anew only
