@@ -483,6 +483,18 @@ def test_depthwise_taps_agree_with_the_definition(spatial, kernel, padding, dila
             assert x_grad.reshape(-1)[flat_index] == pytest.approx(want, abs=1e-9)
 
 
+@pytest.mark.parametrize("block", [1, 40, 200])  # runs of 1, 4 and 22 columns of one channel
+def test_depthwise_columns_in_runs_of_columns_agree_with_the_definition(block, monkeypatch):
+    """A plane too large for one block is copied and multiplied a run of columns at a time."""
+    monkeypatch.setattr(conv, "_DEPTHWISE_BLOCK", block)
+    rng = np.random.default_rng(block)
+    x = rng.standard_normal((2, 3, 7, 6))
+    w = rng.standard_normal((3, 1, 3, 2))
+    got = depthwise_columns_stride1(x, w, (1, 0), (1, 2))
+    expected = reference_conv(x, w, (1, 1), (1, 0), (1, 2), 3)
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
 def test_depthwise_through_the_backend_in_float32_matches_float64():
     """The backend's autotune may pick the depthwise taps for these shapes; whichever it picks
     agrees with the float64 definition to float32 rounding."""

@@ -160,16 +160,25 @@ def depthwise_columns_stride1(x: np.ndarray, weight: np.ndarray, padding, dilati
     out = np.empty((c, 1, grid.columns), dtype=x.dtype)
     item = flat.itemsize
     tap_strides = tuple(d * st * item for d, st in zip(dilation, grid.steps, strict=True))
-    rows = _block_rows(c, len(grid.offsets) * grid.columns)
+    # A block's copy holds about `_DEPTHWISE_BLOCK` elements: several channels of a small
+    # plane, or a run of columns of one channel of a large one.
+    span = min(grid.columns, max(1, _DEPTHWISE_BLOCK // len(grid.offsets)))
+    rows = _block_rows(c, len(grid.offsets) * span)
     for start in range(0, c, rows):
         end = min(start + rows, c)
-        view = as_strided(
-            flat[start:end],
-            (end - start, *kernel, grid.columns),
-            (flat.strides[0], *tap_strides, item),
-            writeable=False,
-        )
-        np.matmul(taps[start:end], view.reshape(end - start, -1, grid.columns), out=out[start:end])
+        for first in range(0, grid.columns, span):
+            width = min(span, grid.columns - first)
+            view = as_strided(
+                flat[start:end, first:],
+                (end - start, *kernel, width),
+                (flat.strides[0], *tap_strides, item),
+                writeable=False,
+            )
+            np.matmul(
+                taps[start:end],
+                view.reshape(end - start, -1, width),
+                out=out[start:end, :, first : first + width],
+            )
     return np.ascontiguousarray(grid.positions(out.reshape(c, -1)).swapaxes(0, 1))
 
 
