@@ -99,18 +99,34 @@ def ratio(a: float | None, b: float | None) -> str:
     return "-" if a is None or b is None else f"{a / b:.2f}"
 
 
+# Ends what a benchmark writes in its section; what follows it (measurements written by hand
+# under the table, subsections) stays when the benchmark writes its section again.
+HAND_WRITTEN_BELOW = "<!-- written by the benchmark above; notes added by hand below are kept -->"
+
+
 def write_section(section: str, body: str, path: Path = RESULTS) -> None:
-    """Replace the `section` heading's part of RESULTS.md (or append it), atomically.
+    """Replace the benchmark's part of the `section` heading in RESULTS.md (or append the
+    section), atomically.
 
     Each benchmark owns one `## ...` section, so running one never erases another's numbers.
+    Within it, the benchmark owns what comes before `HAND_WRITTEN_BELOW`; what follows the
+    marker is kept. A section written before the marker existed is kept whole, below the new
+    table, as the earlier results it is.
     """
     old = path.read_text() if path.exists() else "# Benchmark results\n"
-    text = f"{section}\n\n{body.strip()}\n"
+    text = f"{section}\n\n{body.strip()}\n\n{HAND_WRITTEN_BELOW}\n"
     if section in old:
         head, _, rest = old.partition(section)
         nxt = rest.find("\n## ")
-        tail = rest[nxt:] if nxt >= 0 else ""
-        new = head.rstrip() + "\n\n" + text + tail
+        kept, tail = (rest[:nxt], rest[nxt:]) if nxt >= 0 else (rest, "")
+        if HAND_WRITTEN_BELOW in kept:
+            kept = kept.partition(HAND_WRITTEN_BELOW)[2].strip("\n")
+        elif kept.strip():
+            kept = (
+                "Earlier results of this section, as they stood before this run:\n\n"
+                + kept.strip("\n")
+            )
+        new = head.rstrip() + "\n\n" + text + (f"\n{kept}\n" if kept.strip() else "") + tail
     else:
         new = old.rstrip() + "\n\n" + text
     tmp = path.with_suffix(".md.tmp")
