@@ -259,7 +259,7 @@ def _pointwise_conv(x, weight, stride, groups) -> np.ndarray:
     """A pointwise convolution: each output position is the weight times the input's channels
     at one position, so the whole convolution is one batched matmul over the input read as
     `[N, groups, C / groups, positions]`, a view of a contiguous input, where im2col copies
-    it first (MobileNet-v2's 1x1 layers, batch 1: 35 of its 52). With a stride, the input's
+    it first (MobileNet-v2's 1x1 layers, batch 1: 34 of its 52). With a stride, the input's
     every stride-th position first."""
     if any(s != 1 for s in stride):
         x = x[(slice(None), slice(None), *(slice(None, None, s) for s in stride))]
@@ -563,7 +563,7 @@ class NdArrayModuleOps:
         positions it finds inside the input, so nothing is padded, and channels go in
         blocks of about `POOL_BLOCK_BYTES`, whose passes after the first find the block in
         cache. ResNet's stem pool (3x3, stride 2, `[1, 64, 112, 112]`) went from 1.13 to
-        0.58 ms (innermost first over a padded copy, all channels at once). NaN propagates,
+        0.61 ms (innermost first over a padded copy, all channels at once). NaN propagates,
         as in the indexed version."""
         n, c, *spatial = x.shape
         out = conv_output_sizes(spatial, kernel, stride, padding, dilation)

@@ -152,7 +152,7 @@ BLOCK_BYTES = 8 << 20
 # layer's are more than twice that. Each block's passes (a strided copy and a 6x6 or 4x4 matmul
 # per dim) then run in cache, where the whole layer's spill out of it. On ResNet-18's 56x56
 # layer (64 channels, F(4x4, 3x3), 1.8 MB of tiles, one thread) the input transform went
-# 0.75 -> 0.53 ms and the output transform 0.42 -> 0.26 ms; the 28x28 and 14x14 layers' tiles
+# 0.75 -> 0.52 ms and the output transform 0.42 -> 0.24 ms; the 28x28 and 14x14 layers' tiles
 # (0.9 and 0.6 MB) ran fastest whole (blocks of 512 KB cost their output transform 0.07 ->
 # 0.12 ms) and a 1 MB block was as slow as none.
 TRANSFORM_BLOCK_BYTES = 512 << 10
