@@ -530,27 +530,34 @@ class FusedBackend(Backend):
     def float_matmul(self, lhs: FusionTensor, rhs: FusionTensor):
         if self._matmul_recorded and (lhs.device is rhs.device or lhs.device == rhs.device):
             a, b = lhs.shape, rhs.shape
-            batch_ok = all(x == y or x == 1 or y == 1 for x, y in zip(a[:-2], b[:-2], strict=False))
-            pattern = ("matmul", a, b, lhs.dtype)
-            alone = pattern in self.stream.alone  # type: ignore[union-attr]
-            if alone:
-                self.stream.stats.unrecorded += 1  # type: ignore[union-attr]
-            elif (
+            if (
                 len(a) == len(b) >= 2
                 and a[-1] == b[-2]
-                and batch_ok
-                and math.prod(_broadcast(a[:-2], b[:-2])) * a[-2] * b[-1]
-                >= self.min_recorded_matmul
+                and all(x == y or x == 1 or y == 1 for x, y in zip(a[:-2], b[:-2], strict=False))
             ):
-                found = self.fuser.matmul_operands(self._value(lhs), self._value(rhs))  # type: ignore[union-attr]
-                if found is not None:
-                    shape = (*_broadcast(a[:-2], b[:-2]), a[-2], b[-1])
-                    node = Node("matmul", found, (), shape, lhs.dtype, lhs.device)
-                    node.pattern = pattern
-                    handle = FusionTensor(None, node, shape, lhs.dtype, lhs.device)
-                    self.stream.record(handle)  # type: ignore[union-attr]
-                    return handle
+                shape = (*_broadcast(a[:-2], b[:-2]), a[-2], b[-1])
+                if math.prod(shape) >= self.min_recorded_matmul:  # small ones: at once, below
+                    recorded = self._record_matmul(lhs, rhs, shape)
+                    if recorded is not None:
+                        return recorded
         return self._forward(MATMUL_OP, (lhs, rhs), {})
+
+    def _record_matmul(self, lhs: FusionTensor, rhs: FusionTensor, shape):
+        """A pending handle for the product `lhs @ rhs` of `shape`, or None when it runs at
+        once: its pattern ran alone before, or the fuser declines the operands."""
+        pattern = ("matmul", lhs.shape, rhs.shape, lhs.dtype)
+        stream = self.stream
+        if pattern in stream.alone:  # type: ignore[union-attr]
+            stream.stats.unrecorded += 1  # type: ignore[union-attr]
+            return None
+        found = self.fuser.matmul_operands(self._value(lhs), self._value(rhs))  # type: ignore[union-attr]
+        if found is None:
+            return None
+        node = Node("matmul", found, (), shape, lhs.dtype, lhs.device)
+        node.pattern = pattern
+        handle = FusionTensor(None, node, shape, lhs.dtype, lhs.device)
+        stream.record(handle)  # type: ignore[union-attr]
+        return handle
 
     float_matmul.__doc__ = Backend.float_matmul.__doc__
 

@@ -377,10 +377,11 @@ class NdArrayModuleOps:
         stride, padding, dilation, groups = _conv_options(options)
         out = conv_output_sizes(x.shape[2:], kernel, stride, padding, dilation)
         xw, w = _work(x), _work(weight)
-        if _pointwise(kernel, padding) and x.shape[0] == 1:  # one product, no copy: no contest
+        pointwise = _pointwise(kernel, padding)
+        if pointwise and x.shape[0] == 1:  # one product, no copy: no contest
             return _bias(_pointwise_conv(xw, w, stride, groups), bias).astype(x.dtype, copy=False)
         candidates = [lambda: _conv(xw, w, stride, padding, dilation, groups, out)]
-        if _pointwise(kernel, padding):
+        if pointwise:
             candidates.append(lambda: _pointwise_conv(xw, w, stride, groups))
         if winograd.applies(
             x.shape, w.shape, stride, padding, dilation, xw.dtype, groups, winograd.MIN_CHANNELS
