@@ -1,7 +1,10 @@
 """`Fusion(B)`: a decorator backend that records elementwise ops and runs them fused.
 
-Its primitives are `FusionTensor` handles: either a concrete primitive of the inner backend, or
-a recorded `Node` waiting in the stream. Which ops are recorded is decided once per backend:
+Its primitives are the inner backend's own, for every value that is computed, and
+`FusionTensor` handles for recorded ones: a `Node` waiting in the stream, which becomes the
+inner primitive it computed when the stream runs. An op that runs at once takes and returns
+inner primitives as they are, so a step that fuses little pays little for passing through.
+Which ops are recorded is decided once per backend:
 
 - a core elementwise op (`unary`, `binary`, `binary_scalar`, `cast`, `mask_where`, `expand`,
   `full`, `scalar_like`) is recorded when the backend's fuser stands for it, i.e. `type(B)`
@@ -35,6 +38,7 @@ from __future__ import annotations
 
 import math
 import threading
+import types
 from collections.abc import Callable
 from contextlib import contextmanager
 from typing import Any
@@ -86,7 +90,10 @@ def _inner_device(device):
 
 
 class FusionTensor:
-    """A handle: a concrete inner primitive (`value`) or a recorded node (`node`)."""
+    """A recorded value: a node waiting in the stream (`node`), or, once the stream has run
+    it, the inner primitive it computed (`value`, `node` None). A value computed at once is
+    the inner primitive itself, never a handle (`FusedBackend._handle` makes one to record an
+    op over it)."""
 
     __slots__ = ("value", "node", "leaf", "shape", "dtype", "device", "__weakref__")
 
@@ -105,6 +112,11 @@ class FusionTensor:
     def __repr__(self) -> str:
         state = "pending" if self.node is not None else "ready"
         return f"FusionTensor({state}, shape={list(self.shape)}, {self.dtype.value})"
+
+
+# Argument types that `_unwrap` changes (a list may hold handles): an op given none of them
+# (nor a tuple holding a handle) runs on its arguments as they are.
+_WRAPPING = frozenset({FusionTensor, FusionDevice, list})
 
 
 def _public(group: type) -> set[str]:
@@ -151,6 +163,9 @@ class FusedBackend(Backend):
 
     def __init__(self, inner: Backend, fuser: FusionBackend | None):
         self._inner = inner
+        # The inner backend's metadata readers, bound once: asked of every computed primitive
+        # that an op records over.
+        self._shape_of, self._dtype_of, self._device_of = inner.shape, inner.dtype, inner.device_of
         self.name = f"fusion({inner.name})"
         self.capabilities = inner.capabilities
         self.host_memory = inner.host_memory
@@ -196,6 +211,12 @@ class FusedBackend(Backend):
         )
         self.stream = Stream(fuser, self._product, self._eager) if fuser is not None else None
         self._support_cache: dict[tuple, bool] = {}
+        # Ops that always run on the inner backend get a forwarder of their own on the
+        # instance: one call deep, and inputs passed through without a copy of the argument
+        # list when none is a handle (the common case: a traced step forwards most of its ops).
+        named = NAMED_OPS if self.stream is None else self._overridden & NAMED_OPS
+        for name in (CORE_OPS | named) - _WRITTEN:
+            setattr(self, name, self._forwarder(name))
 
     # ------------------------------------------------------------------ identity
     def inner(self) -> Backend:
@@ -251,53 +272,78 @@ class FusedBackend(Backend):
         self._inner.submit(_inner_device(device))
 
     # ------------------------------------------------------------------ handles
-    def wrap(self, value) -> FusionTensor:
-        """A ready handle around a primitive of the inner backend."""
-        return self._wrap(value)
+    def wrap(self, value):
+        """A primitive of the inner backend as one of this backend's: the same object (a
+        computed value is the inner primitive itself)."""
+        return value
 
-    def _wrap(self, value) -> FusionTensor:
-        inner = self._inner
-        return FusionTensor(
-            value, None, inner.shape(value), inner.dtype(value), inner.device_of(value)
-        )
+    def is_pending(self, p) -> bool:
+        """Whether `p` is a recorded value that the stream has not computed yet."""
+        return p.__class__ is FusionTensor and p.node is not None
 
-    def _value(self, handle: FusionTensor):
-        """The concrete inner primitive of `handle`, flushing the stream if it is pending."""
-        if handle.node is not None:
-            self.stream.flush([handle])  # type: ignore[union-attr]
-        return handle.value
+    def _handle(self, p) -> FusionTensor:
+        """`p` as a handle, to record an op over it: a handle as it is, a computed inner
+        primitive in a ready handle (its metadata asked of the inner backend)."""
+        if p.__class__ is FusionTensor:
+            return p
+        return FusionTensor(p, None, self._shape_of(p), self._dtype_of(p), self._device_of(p))
+
+    def _value(self, p):
+        """The concrete inner primitive of `p`, flushing the stream if it is pending."""
+        if p.__class__ is not FusionTensor:
+            return p
+        if p.node is not None:
+            self.stream.flush([p])  # type: ignore[union-attr]
+        return p.value
 
     def _unwrap(self, arg):
-        if isinstance(arg, FusionTensor):
-            return self._value(arg)
-        if isinstance(arg, FusionDevice):
+        cls = arg.__class__
+        if cls is FusionTensor:
+            if arg.node is not None:
+                self.stream.flush([arg])  # type: ignore[union-attr]
+            return arg.value
+        if cls is FusionDevice:
             return arg.inner
-        if isinstance(arg, list):
+        if cls is list:
             need = [a for a in arg if a.__class__ is FusionTensor and a.node is not None]
             if len(need) > 1:
                 # Many pending values (an optimizer's gradients): one flush computes them all.
                 self.stream.flush(need)  # type: ignore[union-attr]
             return [self._unwrap(a) for a in arg]
-        if isinstance(arg, tuple) and any(isinstance(a, FusionTensor) for a in arg):
-            return tuple(self._unwrap(a) for a in arg)
+        if cls is tuple and any([a.__class__ is FusionTensor for a in arg]):
+            return tuple([self._unwrap(a) for a in arg])
         return arg
 
-    def _forward(self, name: str, args, kwargs):
-        out = getattr(self._inner, name)(
-            *[self._unwrap(a) for a in args], **{k: self._unwrap(v) for k, v in kwargs.items()}
-        )
-        if isinstance(out, tuple):
-            return tuple(self._wrapped(o) for o in out)
-        return self._wrap(out) if out is not None else None
+    def _forwarder(self, name: str) -> Callable[..., Any]:
+        """`name` run on the inner backend: `_forward`, with the argument list checked for
+        handles first and passed on as it is when it holds none."""
+        inner, forward = self._inner, self._forward
+        contract = getattr(Backend, name)
 
-    def _wrapped(self, out):
-        """One part of a tuple result as handles: None stays None, a list (as the optimizer
-        updates of many parameters return) becomes a list of handles."""
-        if out is None:
-            return None
-        if isinstance(out, list):
-            return [self._wrap(o) for o in out]
-        return self._wrap(out)
+        def method(_, *args, **kwargs):
+            for a in args:
+                cls = a.__class__
+                if cls in _WRAPPING or (
+                    cls is tuple and any([x.__class__ is FusionTensor for x in a])
+                ):
+                    return forward(name, args, kwargs)
+            if kwargs:
+                return forward(name, args, kwargs)
+            return getattr(inner, name)(*args)
+
+        method.__name__ = name
+        method.__doc__ = contract.__doc__
+        method.__wrapped__ = contract  # type: ignore[attr-defined]
+        return types.MethodType(method, self)  # `help` shows the contract's signature
+
+    def _forward(self, name: str, args, kwargs):
+        """Run `name` on the inner backend over `args` (pending ones computed first): its
+        results are this backend's primitives as they are."""
+        unwrap = self._unwrap
+        op = getattr(self._inner, name)
+        if kwargs:
+            return op(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
+        return op(*[unwrap(a) for a in args])
 
     def _eager(self, node: Node):
         """A recorded op over leaves computed by the inner backend's own op (the stream runs
@@ -322,7 +368,8 @@ class FusedBackend(Backend):
 
     def _node(self, handle: FusionTensor) -> Node:
         """The node standing for `handle` in a new node's inputs: its recorded node, or the
-        leaf reading its value (one per handle, however often it is read)."""
+        leaf reading its value (one per handle, however often it is read; a segment binds a
+        primitive once, however many leaves read it)."""
         node = handle.node
         if node is not None:
             return node
@@ -365,11 +412,17 @@ class FusedBackend(Backend):
         stream.record(handle)  # type: ignore[union-attr]
         return handle
 
-    def _large(self, args) -> bool:
-        """Whether a composed linear layer or convolution has a tensor of at least
-        `min_recorded_matmul` elements, so that its products are recorded."""
+    def _large(self, tensors) -> bool:
+        """Whether a composed linear layer or convolution has a tensor (of `tensors`, None
+        for a missing bias) of at least `min_recorded_matmul` elements, so that its products
+        are recorded."""
         least = self.min_recorded_matmul
-        return any(a.__class__ is FusionTensor and math.prod(a.shape) >= least for a in args)
+        for p in tensors:
+            if p is not None:
+                shape = p.shape if p.__class__ is FusionTensor else self._shape_of(p)
+                if math.prod(shape) >= least:
+                    return True
+        return False
 
     @contextmanager
     def fuse_all(self):
@@ -410,45 +463,54 @@ class FusedBackend(Backend):
         return known
 
     # ================================================================== metadata and data
-    # A pending handle knows its metadata; a concrete one asks the inner backend, as every
-    # decorator forwards what the backend overrides.
-    def shape(self, p: FusionTensor):
-        return p.shape if p.node is not None else self._inner.shape(p.value)
+    # A handle knows its metadata (a ready one was computed at the recorded shape and dtype);
+    # a computed primitive is the inner backend's, which answers for it.
+    def shape(self, p):
+        return p.shape if p.__class__ is FusionTensor else self._shape_of(p)
 
-    def dtype(self, p: FusionTensor) -> DType:
-        return p.dtype if p.node is not None else self._inner.dtype(p.value)
+    def dtype(self, p) -> DType:
+        return p.dtype if p.__class__ is FusionTensor else self._dtype_of(p)
 
-    def device_of(self, p: FusionTensor) -> FusionDevice:
-        device = p.device if p.node is not None else self._inner.device_of(p.value)
-        return FusionDevice(device, self)
+    def _device(self, p):
+        """The inner device of `p`."""
+        return p.device if p.__class__ is FusionTensor else self._device_of(p)
 
-    def same_device(self, a: FusionTensor, b: FusionTensor) -> bool:
-        return a.device is b.device or a.device == b.device
+    def device_of(self, p) -> FusionDevice:
+        return FusionDevice(self._device(p), self)
 
-    def into_data(self, p: FusionTensor):
+    def same_device(self, a, b) -> bool:
+        if a.__class__ is not FusionTensor and b.__class__ is not FusionTensor:
+            return self._inner.same_device(a, b)
+        da, db = self._device(a), self._device(b)
+        return da is db or da == db
+
+    def into_data(self, p):
         return self._inner.into_data(self._value(p))
 
     def into_data_many(self, ps):
         return self._inner.into_data_many([self._value(p) for p in ps])
 
-    def float_into_data(self, tensor: FusionTensor):
+    def float_into_data(self, tensor):
         return self._inner.float_into_data(self._value(tensor))
 
-    def int_into_data(self, tensor: FusionTensor):
+    def int_into_data(self, tensor):
         return self._inner.int_into_data(self._value(tensor))
 
-    def bool_into_data(self, tensor: FusionTensor):
+    def bool_into_data(self, tensor):
         return self._inner.bool_into_data(self._value(tensor))
 
     # ================================================================== recorded core ops
-    def unary(self, op: str, p: FusionTensor):
+    def unary(self, op: str, p):
         if "unary" in self._recorded:
+            p = self._handle(p)
             out = self._record("unary", op, (p,), p.shape, p.dtype)
             if out is not None:
                 return out
         return self._forward("unary", (op, p), {})
 
-    def binary(self, op: str, lhs: FusionTensor, rhs: FusionTensor):
+    def binary(self, op: str, lhs, rhs):
+        if "binary" in self._recorded:
+            lhs, rhs = self._handle(lhs), self._handle(rhs)
         if "binary" in self._recorded and (lhs.device is rhs.device or lhs.device == rhs.device):
             shape = lhs.shape if lhs.shape == rhs.shape else _broadcast(lhs.shape, rhs.shape)
             dtype = DType.BOOL if op in COMPARISON_OPS else lhs.dtype
@@ -457,24 +519,28 @@ class FusedBackend(Backend):
                 return out
         return self._forward("binary", (op, lhs, rhs), {})
 
-    def binary_scalar(self, op: str, p: FusionTensor, value):
+    def binary_scalar(self, op: str, p, value):
         if "binary_scalar" in self._recorded:
+            p = self._handle(p)
             dtype = DType.BOOL if op in COMPARISON_OPS else p.dtype
             out = self._record("scalar", (op, value), (p,), p.shape, dtype)
             if out is not None:
                 return out
         return self._forward("binary_scalar", (op, p, value), {})
 
-    def cast(self, p: FusionTensor, dtype: DType):
-        if p.dtype is dtype:
+    def cast(self, p, dtype: DType):
+        if self.dtype(p) is dtype:
             return p
         if "cast" in self._recorded and self.capabilities.supports(dtype):
+            p = self._handle(p)
             out = self._record("cast", dtype, (p,), p.shape, dtype)
             if out is not None:
                 return out
         return self._forward("cast", (p, dtype), {})
 
-    def mask_where(self, p: FusionTensor, mask: FusionTensor, value: FusionTensor):
+    def mask_where(self, p, mask, value):
+        if "mask_where" in self._recorded:
+            p, mask, value = self._handle(p), self._handle(mask), self._handle(value)
         if "mask_where" in self._recorded and p.device == mask.device == value.device:
             shape = _broadcast(p.shape, mask.shape, value.shape)
             out = self._record("where", None, (p, mask, value), shape, p.dtype)
@@ -482,11 +548,11 @@ class FusedBackend(Backend):
                 return out
         return self._forward("mask_where", (p, mask, value), {})
 
-    def expand(self, p: FusionTensor, shape):
+    def expand(self, p, shape):
         shape = tuple(shape)
-        if shape == p.shape:
+        if shape == self.shape(p):
             return p
-        if "expand" in self._recorded and p.node is not None:
+        if "expand" in self._recorded and p.__class__ is FusionTensor and p.node is not None:
             out = self._record("expand", None, (p,), shape, p.dtype)
             if out is not None:
                 return out
@@ -500,22 +566,25 @@ class FusedBackend(Backend):
         return self._forward("full", (shape, value, dtype, device), {})
 
     # ================================================================== fused reductions
-    def _reduce_recorded(self, op: str, p: FusionTensor, dim: int):
-        """`op` along `dim` with `p`'s recorded chain as its prologue, or None (also when the
-        chain reads a recorded matmul: that runs with the chain as its epilogue instead)."""
+    def _reduce_recorded(self, op: str, p, dim: int):
+        """`op` along `dim` with `p`'s recorded chain as its prologue, or None (also when `p`
+        is computed, or the chain reads a recorded matmul: that runs with the chain as its
+        epilogue instead)."""
+        if p.__class__ is not FusionTensor:
+            return None
         node = p.node
         if node is None or node.matmuls or not self.fuser.supports_reduce(op, node, dim):  # type: ignore[union-attr]
             return None
-        return self._wrap(self.stream.reduce(p.node, op, dim))  # type: ignore[union-attr]
+        return self.stream.reduce(node, op, dim)  # type: ignore[union-attr]
 
-    def reduce(self, op: str, p: FusionTensor, dim: int):
+    def reduce(self, op: str, p, dim: int):
         if "reduce" in self._reducible:
             out = self._reduce_recorded(op, p, dim)
             if out is not None:
                 return out
         return self._forward("reduce", (op, p, dim), {})
 
-    def float_mean_dim(self, tensor: FusionTensor, dim: int):
+    def float_mean_dim(self, tensor, dim: int):
         if "float_mean_dim" in self._reducible:
             out = self._reduce_recorded("mean", tensor, dim)
             if out is not None:
@@ -527,9 +596,9 @@ class FusedBackend(Backend):
     float_mean_dim.__doc__ = Backend.float_mean_dim.__doc__
 
     # ================================================================== matmul epilogues
-    def float_matmul(self, lhs: FusionTensor, rhs: FusionTensor):
-        if self._matmul_recorded and (lhs.device is rhs.device or lhs.device == rhs.device):
-            a, b = lhs.shape, rhs.shape
+    def float_matmul(self, lhs, rhs):
+        if self._matmul_recorded and self.same_device(lhs, rhs):
+            a, b = self.shape(lhs), self.shape(rhs)
             if (
                 len(a) == len(b) >= 2
                 and a[-1] == b[-2]
@@ -537,7 +606,7 @@ class FusedBackend(Backend):
             ):
                 shape = (*_broadcast(a[:-2], b[:-2]), a[-2], b[-1])
                 if math.prod(shape) >= self.min_recorded_matmul:  # small ones: at once, below
-                    recorded = self._record_matmul(lhs, rhs, shape)
+                    recorded = self._record_matmul(self._handle(lhs), self._handle(rhs), shape)
                     if recorded is not None:
                         return recorded
         return self._forward(MATMUL_OP, (lhs, rhs), {})
@@ -567,8 +636,8 @@ class FusedBackend(Backend):
         out = inner.float_matmul(lhs, rhs)
         return out if tuple(inner.shape(out)) == shape else inner.reshape(out, shape)
 
-    def reshape(self, p: FusionTensor, shape):
-        node = p.node
+    def reshape(self, p, shape):
+        node = p.node if p.__class__ is FusionTensor else None
         if node is not None and node.kind == "matmul" and math.prod(shape) == math.prod(p.shape):
             # A product is contiguous, so any reshape of it lists its elements in the same
             # order: the reshaped value is the same matmul seen at another shape, and can still
@@ -584,9 +653,9 @@ class FusedBackend(Backend):
 
     reshape.__doc__ = Backend.reshape.__doc__
 
-    def scalar_like(self, p: FusionTensor, value):
+    def scalar_like(self, p, value):
         if "scalar_like" in self._recorded:
-            return self.full((1,) * len(p.shape), value, p.dtype, p.device)
+            return self.full((1,) * len(self.shape(p)), value, self.dtype(p), self._device(p))
         return self._forward("scalar_like", (p, value), {})
 
 
@@ -619,7 +688,7 @@ def _named(name: str) -> Callable[..., Any]:
     def method(self, *args, **kwargs):
         if self.stream is None or name in self._overridden:
             return self._forward(name, args, kwargs)
-        if name in self._composed and not self._large(args):
+        if name in self._composed and not self._large(args[:3] if name in COMPOSED_CONVS else args):
             return self._forward(name, args, kwargs)  # its products would not be recorded
         return default(self, *args, **kwargs)
 
@@ -629,9 +698,11 @@ def _named(name: str) -> Callable[..., Any]:
     return method
 
 
-for _name in sorted(CORE_OPS - set(vars(FusedBackend))):
+# What the class body defines: every other op is generated below.
+_WRITTEN = frozenset(vars(FusedBackend))
+for _name in sorted(CORE_OPS - _WRITTEN):
     setattr(FusedBackend, _name, _forwarding(_name))
-for _name in sorted(NAMED_OPS - set(vars(FusedBackend))):
+for _name in sorted(NAMED_OPS - _WRITTEN):
     setattr(FusedBackend, _name, _named(_name))
 FusedBackend.__abstractmethods__ = frozenset()
 

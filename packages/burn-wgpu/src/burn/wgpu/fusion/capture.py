@@ -107,7 +107,7 @@ def _primitive(t: Tensor) -> WgpuTensor:
         )
     if hasattr(backend, "flush"):
         backend.flush()
-        p = p.value
+        p = getattr(p, "value", p)  # a handle of a recorded value, or a computed primitive
     if not isinstance(p, WgpuTensor):
         raise CaptureError(f"capture: {backend!r} is not Wgpu or Fusion(Wgpu)")
     return p
@@ -126,7 +126,7 @@ def _primitives(tensors: list[Tensor]) -> list[WgpuTensor]:
             checked.add(id(backend))
         p = t.primitive
         if not isinstance(p, WgpuTensor):
-            p = p.value
+            p = getattr(p, "value", None)  # a handle of Fusion(Wgpu), already computed
             if not isinstance(p, WgpuTensor):
                 return [_primitive(x) for x in tensors]  # raises the error naming the tensor
         out.append(p)
