@@ -64,11 +64,18 @@ def _dispatch(obj, prefix: str, param: Param):
 # closure is a reference cycle (function -> cell -> function) holding what it found, so every
 # walk (an optimizer step maps the model once) left the model's old parameters, and the device
 # buffers their tensors own, to the garbage collector instead of freeing them at once.
+# Field values that hold no parameter, told apart by their class at once: most fields of a
+# layer are such settings (a stride, a flag), and an optimizer step walks every field twice.
+_PLAIN_FIELDS = frozenset({int, float, bool, str, bytes, type(None)})
+
+
 def _collect_params(value, path: str | None, found: list) -> None:
     """Append `(path, param)` for every `Param` in `value` (a module, list, tuple or dict).
 
     With `path` None no dotted paths are built (they stay None): an optimizer step walks the
     model twice (`params`, then `map`) and needs none."""
+    if value.__class__ in _PLAIN_FIELDS:
+        return
     if isinstance(value, Param):
         found.append((path, value))
     elif isinstance(value, Module):
@@ -85,6 +92,8 @@ def _collect_params(value, path: str | None, found: list) -> None:
 
 def _transformed(value, fn):
     """`value` with every `Param` in it replaced by `fn(param)` (modules copied)."""
+    if value.__class__ in _PLAIN_FIELDS:
+        return value
     if isinstance(value, Param):
         return fn(value)
     if isinstance(value, Module):
