@@ -380,24 +380,28 @@ class FusedBackend(Backend):
             )
         return leaf
 
-    def _record(self, kind: str, arg, handles: tuple[FusionTensor, ...], shape, dtype):
-        """A pending handle for a new node over `handles`, or None when the fuser declines.
+    def _record(self, kind: str, arg, inputs: tuple, metas: tuple, shape, dtype):
+        """A pending handle for a new node over `inputs` (primitives of this backend, whose
+        `(shape, dtype)` are `metas`), or None when the op runs at once: its pattern ran alone
+        before, or the fuser declines.
 
         Every recorded op of a traced step comes through here, so the common path is kept
-        short: support is looked up by op and dtypes (`_supported`), and the size limits are
+        short: an op over computed inputs is checked against `Stream.alone` before any handle
+        is made, support is looked up by op and dtypes (`_supported`), and the size limits are
         read from the new node's own bounds (`Stream.too_big`)."""
-        if not self._supported(kind, arg, handles, shape, dtype):
-            return None
         stream = self.stream
         pattern = None
-        if all([h.node is None for h in handles]):
+        if all([p.__class__ is not FusionTensor or p.node is None for p in inputs]):
             # Over concrete inputs only: an op that ran alone before runs at once (see
-            # `Stream.alone`).
+            # `Stream.alone`; it was supported when it was recorded).
             op = arg if kind in ARG_IS_KEY else arg[0] if kind == "scalar" else None
-            pattern = (kind, op, shape, dtype, *[(h.shape, h.dtype) for h in handles])
+            pattern = (kind, op, shape, dtype, *metas)
             if pattern in stream.alone:  # type: ignore[union-attr]
                 stream.stats.unrecorded += 1  # type: ignore[union-attr]
                 return None
+        if not self._supported(kind, arg, inputs, metas, shape, dtype):
+            return None
+        handles = [self._handle(p) for p in inputs]
         if handles:
             inputs = tuple([self._node(h) for h in handles])
             node = Node(kind, arg, inputs, shape, dtype, inputs[0].device)
@@ -440,23 +444,23 @@ class FusedBackend(Backend):
             else:
                 self.min_recorded_matmul = before
 
-    def _supported(self, kind: str, arg, handles, shape, dtype: DType) -> bool:
+    def _supported(self, kind: str, arg, inputs, metas, shape, dtype: DType) -> bool:
         """The fuser's `supports`, remembered per op, dtypes and ranks (sizes asked anew only
         past 2^24 elements, where a fuser may refuse)."""
         # What of `arg` the answer may depend on: the op name or the target dtype, never a
         # value (a scalar's or a constant's).
         op = arg if kind in ARG_IS_KEY else arg[0] if kind == "scalar" else None
-        if len(handles) == 1:
-            h = handles[0]
-            key: tuple = (kind, op, dtype, len(shape), h.dtype, len(h.shape))
+        if len(metas) == 1:
+            in_shape, in_dtype = metas[0]
+            key: tuple = (kind, op, dtype, len(shape), in_dtype, len(in_shape))
         else:
-            key = (kind, op, dtype, len(shape), *[(h.dtype, len(h.shape)) for h in handles])
+            key = (kind, op, dtype, len(shape), *[(d, len(s)) for s, d in metas])
         big = math.prod(shape) > 1 << 24
         known = None if big else self._support_cache.get(key)
         if known is None:
-            inputs = tuple([self._node(h) for h in handles])
-            device = inputs[0].device if inputs else arg[1]
-            probe = Node(kind, arg if inputs else arg[0], inputs, shape, dtype, device)
+            nodes = tuple([self._node(self._handle(p)) for p in inputs])
+            device = nodes[0].device if nodes else arg[1]
+            probe = Node(kind, arg if nodes else arg[0], nodes, shape, dtype, device)
             known = bool(self.fuser.supports(probe))  # type: ignore[union-attr]
             if not big:
                 self._support_cache[key] = known
@@ -502,48 +506,56 @@ class FusedBackend(Backend):
     # ================================================================== recorded core ops
     def unary(self, op: str, p):
         if "unary" in self._recorded:
-            p = self._handle(p)
-            out = self._record("unary", op, (p,), p.shape, p.dtype)
+            meta = (self.shape(p), self.dtype(p))
+            out = self._record("unary", op, (p,), (meta,), *meta)
             if out is not None:
                 return out
+        if p.__class__ is not FusionTensor:  # computed: the inner op, as it is
+            return self._inner.unary(op, p)
         return self._forward("unary", (op, p), {})
 
     def binary(self, op: str, lhs, rhs):
-        if "binary" in self._recorded:
-            lhs, rhs = self._handle(lhs), self._handle(rhs)
-        if "binary" in self._recorded and (lhs.device is rhs.device or lhs.device == rhs.device):
-            shape = lhs.shape if lhs.shape == rhs.shape else _broadcast(lhs.shape, rhs.shape)
-            dtype = DType.BOOL if op in COMPARISON_OPS else lhs.dtype
-            out = self._record("binary", op, (lhs, rhs), shape, dtype)
+        if "binary" in self._recorded and self.same_device(lhs, rhs):
+            metas = ((self.shape(lhs), self.dtype(lhs)), (self.shape(rhs), self.dtype(rhs)))
+            (ls, ld), (rs, _) = metas
+            shape = ls if ls == rs else _broadcast(ls, rs)
+            dtype = DType.BOOL if op in COMPARISON_OPS else ld
+            out = self._record("binary", op, (lhs, rhs), metas, shape, dtype)
             if out is not None:
                 return out
+        if lhs.__class__ is not FusionTensor and rhs.__class__ is not FusionTensor:
+            return self._inner.binary(op, lhs, rhs)
         return self._forward("binary", (op, lhs, rhs), {})
 
     def binary_scalar(self, op: str, p, value):
         if "binary_scalar" in self._recorded:
-            p = self._handle(p)
-            dtype = DType.BOOL if op in COMPARISON_OPS else p.dtype
-            out = self._record("scalar", (op, value), (p,), p.shape, dtype)
+            meta = (self.shape(p), self.dtype(p))
+            dtype = DType.BOOL if op in COMPARISON_OPS else meta[1]
+            out = self._record("scalar", (op, value), (p,), (meta,), meta[0], dtype)
             if out is not None:
                 return out
+        if p.__class__ is not FusionTensor:
+            return self._inner.binary_scalar(op, p, value)
         return self._forward("binary_scalar", (op, p, value), {})
 
     def cast(self, p, dtype: DType):
-        if self.dtype(p) is dtype:
+        meta = (self.shape(p), self.dtype(p))
+        if meta[1] is dtype:
             return p
         if "cast" in self._recorded and self.capabilities.supports(dtype):
-            p = self._handle(p)
-            out = self._record("cast", dtype, (p,), p.shape, dtype)
+            out = self._record("cast", dtype, (p,), (meta,), meta[0], dtype)
             if out is not None:
                 return out
         return self._forward("cast", (p, dtype), {})
 
     def mask_where(self, p, mask, value):
-        if "mask_where" in self._recorded:
-            p, mask, value = self._handle(p), self._handle(mask), self._handle(value)
-        if "mask_where" in self._recorded and p.device == mask.device == value.device:
-            shape = _broadcast(p.shape, mask.shape, value.shape)
-            out = self._record("where", None, (p, mask, value), shape, p.dtype)
+        if "mask_where" in self._recorded and self._device(p) == self._device(mask) == self._device(
+            value
+        ):
+            inputs = (p, mask, value)
+            metas = tuple([(self.shape(a), self.dtype(a)) for a in inputs])
+            shape = _broadcast(*[s for s, _ in metas])
+            out = self._record("where", None, inputs, metas, shape, metas[0][1])
             if out is not None:
                 return out
         return self._forward("mask_where", (p, mask, value), {})
@@ -553,14 +565,14 @@ class FusedBackend(Backend):
         if shape == self.shape(p):
             return p
         if "expand" in self._recorded and p.__class__ is FusionTensor and p.node is not None:
-            out = self._record("expand", None, (p,), shape, p.dtype)
+            out = self._record("expand", None, (p,), ((p.shape, p.dtype),), shape, p.dtype)
             if out is not None:
                 return out
         return self._forward("expand", (p, shape), {})
 
     def full(self, shape, value, dtype: DType, device):
         if "full" in self._recorded and self.capabilities.supports(dtype):
-            out = self._record("const", (value, _inner_device(device)), (), tuple(shape), dtype)
+            out = self._record("const", (value, _inner_device(device)), (), (), tuple(shape), dtype)
             if out is not None:
                 return out
         return self._forward("full", (shape, value, dtype, device), {})
@@ -637,7 +649,9 @@ class FusedBackend(Backend):
         return out if tuple(inner.shape(out)) == shape else inner.reshape(out, shape)
 
     def reshape(self, p, shape):
-        node = p.node if p.__class__ is FusionTensor else None
+        if p.__class__ is not FusionTensor:
+            return self._inner.reshape(p, shape)
+        node = p.node
         if node is not None and node.kind == "matmul" and math.prod(shape) == math.prod(p.shape):
             # A product is contiguous, so any reshape of it lists its elements in the same
             # order: the reshaped value is the same matmul seen at another shape, and can still
