@@ -305,6 +305,8 @@ class FusedBackend(Backend):
         if cls is FusionDevice:
             return arg.inner
         if cls is list:
+            if not any([a.__class__ in _WRAPPING or a.__class__ is tuple for a in arg]):
+                return arg  # computed primitives (or plain values) only
             need = [a for a in arg if a.__class__ is FusionTensor and a.node is not None]
             if len(need) > 1:
                 # Many pending values (an optimizer's gradients): one flush computes them all.
