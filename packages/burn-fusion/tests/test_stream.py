@@ -12,7 +12,7 @@ import pytest
 from burn.backend import registry
 from burn.backend.ops import COMPARISON_OPS
 from burn.fusion import Fusion, FusionBackend, register_fusion_backend
-from burn.fusion.backend import FusedBackend
+from burn.fusion.backend import FusedBackend, FusionTensor
 from burn.fusion.stream import MAX_COST
 from burn.ndarray.backend import NdArrayBackend
 from burn.tensor import Int, Tensor
@@ -116,6 +116,33 @@ def test_without_a_fuser_every_op_is_eager():
     y = tensor(backend, [1.0, 2.0]) * 2.0 + 1.0
     assert not pending(y)
     np.testing.assert_allclose(np.asarray(y.to_data().array), [3.0, 5.0])
+
+
+def test_computed_values_are_the_inner_backends_own_primitives(setup):
+    backend, fuser = setup
+    x = tensor(backend, [1.0, -2.0, 3.0])
+    assert type(x.primitive) is np.ndarray  # made at once: no handle around it
+    assert backend.wrap(x.primitive) is x.primitive
+    moved = x.reshape([3, 1])  # forwarded, and passed through as it is
+    assert type(moved.primitive) is np.ndarray and not pending(moved)
+    y = (moved * 2.0).abs()  # recorded: a handle, pending until the stream runs
+    assert type(y.primitive) is FusionTensor and pending(y)
+    parts = [y.primitive, x.reshape([3, 1]).primitive]
+    joined = backend.float_cat(parts, 0)  # a list holding a handle: computed first
+    assert type(joined) is np.ndarray and not backend.is_pending(y.primitive)
+    np.testing.assert_allclose(joined.ravel(), [2.0, 4.0, 6.0, 1.0, -2.0, 3.0])
+    assert len(fuser.executed) == 1
+
+
+def test_a_lone_pattern_over_computed_values_runs_as_the_inner_op(setup):
+    backend, fuser = setup
+    x = tensor(backend, [1.0, -2.0])
+    first = x * 3.0
+    np.testing.assert_allclose(np.asarray(first.to_data().array), [3.0, -6.0])  # ran alone
+    again = tensor(backend, [4.0, 5.0]) * 3.0  # the same pattern: not recorded
+    assert type(again.primitive) is np.ndarray and backend.stats.unrecorded == 1
+    np.testing.assert_allclose(np.asarray(again.to_data().array), [12.0, 15.0])
+    assert not fuser.executed
 
 
 def test_ops_are_recorded_until_a_read(setup):
