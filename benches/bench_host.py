@@ -19,6 +19,12 @@ With `--guide` the step is what the Learner runs for the guide instead: its mode
 (examples/guide, dropout as in the book), `model.train_step(batch)` and `burn.optim.Adam`'s
 `step`, on a batch of 64 MNIST-shaped images.
 
+With `--interleaved ROUNDS` both backends are timed in one process instead, in turn, `--steps`
+steps each per round (the order swapped every round): the medians, and the median of the
+per-round differences, which a drift of the machine's speed reaches alike.
+
+    python benches/bench_host.py --guide --interleaved 40
+
 With `--loop N` each backend instead runs N steps with real submissions (a sync every 20 steps),
 as a training loop does: ms per step, and what the garbage collector took of it (its time per
 step and the full collections it ran), which a few timed steps rarely include.
@@ -103,6 +109,27 @@ def measure(which: str, warmup: int, settle: int, steps: int, repeats: int, guid
     return runs, launches
 
 
+def interleaved(warmup: int, settle: int, steps: int, rounds: int, guide=False) -> list[str]:
+    """Both backends' host ms per step, timed in turn in one process: lines with the medians
+    and the median of the per-round differences (fused minus plain)."""
+    made = {which: make_step(which, guide)[1] for which in BACKENDS}
+    for step in made.values():
+        for _ in range(warmup):
+            step.complete_step()
+        Wgpu.sync()
+        if settle:
+            host_seconds(step.complete_step, settle)
+    ms: dict[str, list[float]] = {which: [] for which in BACKENDS}
+    for r in range(rounds):
+        for which in list(BACKENDS)[:: 1 if r % 2 else -1]:
+            seconds, _ = host_seconds(made[which].complete_step, steps)
+            ms[which].append(seconds * 1e3)
+    lines = [f"{BACKENDS[w]}: host ms per step {statistics.median(v):.3f}" for w, v in ms.items()]
+    gaps = [f - p for f, p in zip(ms["fusion"], ms["plain"], strict=True)]
+    lines.append(f"fused minus plain, median of {rounds} rounds: {statistics.median(gaps):.3f} ms")
+    return lines
+
+
 def loop(which: str, warmup: int, steps: int, guide=False) -> tuple[float, float, int]:
     """(ms per step, the collector's ms per step, full collections) over `steps` real steps."""
     inner, step = make_step(which, guide)
@@ -141,10 +168,17 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5, help="timed runs (median printed)")
     parser.add_argument("--guide", action="store_true", help="the guide's model and optimizer")
     parser.add_argument("--loop", type=int, default=0, help="N real steps instead (see above)")
+    parser.add_argument(
+        "--interleaved", type=int, default=0, metavar="ROUNDS", help="both backends in turn"
+    )
     args = parser.parse_args()
     unknown = [b for b in args.backends if b not in BACKENDS]
     if unknown:
         parser.error(f"unknown backends {unknown}; choose from {list(BACKENDS)}")
+    if args.interleaved:
+        lines = interleaved(args.warmup, args.settle, args.steps, args.interleaved, args.guide)
+        print("\n".join(lines))
+        return
     for which in args.backends or list(BACKENDS):
         if args.loop:
             ms, collector, full = loop(which, args.warmup, args.loop, args.guide)
