@@ -541,11 +541,12 @@ class FusedBackend(Backend):
         return self._forward("binary_scalar", (op, p, value), {})
 
     def cast(self, p, dtype: DType):
-        meta = (self.shape(p), self.dtype(p))
-        if meta[1] is dtype:
+        current = self.dtype(p)
+        if current is dtype:
             return p
         if "cast" in self._recorded and self.capabilities.supports(dtype):
-            out = self._record("cast", dtype, (p,), (meta,), meta[0], dtype)
+            shape = self.shape(p)
+            out = self._record("cast", dtype, (p,), ((shape, current),), shape, dtype)
             if out is not None:
                 return out
         return self._forward("cast", (p, dtype), {})

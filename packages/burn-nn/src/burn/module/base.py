@@ -60,15 +60,15 @@ def _dispatch(obj, prefix: str, param: Param):
     return None if prefix == "visit" else tensor
 
 
-# The walks below are module-level functions, not closures that call themselves: such a
-# closure is a reference cycle (function -> cell -> function) holding what it found, so every
-# walk (an optimizer step maps the model once) left the model's old parameters, and the device
-# buffers their tensors own, to the garbage collector instead of freeing them at once.
 # Field values that hold no parameter, told apart by their class at once: most fields of a
 # layer are such settings (a stride, a flag), and an optimizer step walks every field twice.
 _PLAIN_FIELDS = frozenset({int, float, bool, str, bytes, type(None)})
 
 
+# The walks below are module-level functions, not closures that call themselves: such a
+# closure is a reference cycle (function -> cell -> function) holding what it found, so every
+# walk (an optimizer step maps the model once) left the model's old parameters, and the device
+# buffers their tensors own, to the garbage collector instead of freeing them at once.
 def _collect_params(value, path: str | None, found: list) -> None:
     """Append `(path, param)` for every `Param` in `value` (a module, list, tuple or dict).
 

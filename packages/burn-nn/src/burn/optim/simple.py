@@ -58,19 +58,14 @@ def state_from_record(record, like: Tensor):
     The dtype is kept, so a run continued from a checkpoint is bit-for-bit the same as one
     that was never interrupted.
     """
-    cls = record.__class__
-    if cls is dict:  # the common case first: a step's state, kept as tensors
+    if isinstance(record, dict):  # the common case first: a step's state, kept as tensors
         return {k: state_from_record(v, like) for k, v in record.items()}
-    if cls is int or cls is float or record is None:
-        return record
-    if isinstance(record, TensorData):
-        return Tensor[like.backend].from_data(record, like.device(), dtype=record.dtype)
     if isinstance(record, Tensor):
         return (
             record if record.backend is like.backend else state_from_record(record.to_data(), like)
         )
-    if isinstance(record, dict):
-        return {k: state_from_record(v, like) for k, v in record.items()}
+    if isinstance(record, TensorData):
+        return Tensor[like.backend].from_data(record, like.device(), dtype=record.dtype)
     return record
 
 
