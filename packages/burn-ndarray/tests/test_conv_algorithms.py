@@ -3,7 +3,8 @@
 The conformance suite sees only the algorithm the autotune chose on that machine, so each one
 is checked here directly (the im2col ones of `burn.ndarray.module_ops`, the flat-grid
 forward and gradients, the shifted-add input gradient and the depthwise taps of
-`burn.ndarray.conv` and the Winograd ones of `burn.ndarray.winograd`) against
+`burn.ndarray.conv`, the kernel-row products of `burn.ndarray.conv_rows` and the Winograd ones
+of `burn.ndarray.winograd`) against
 a loop-over-taps numpy reference; the gradients are checked entry by entry, exactly, since the
 loss `sum(y * g)` is linear in `x` and `w`. Winograd's float32 rounding is checked against a
 float64 reference on ResNet-like layers, ReLU-like and large-magnitude inputs included.
@@ -16,7 +17,7 @@ import math
 
 import numpy as np
 import pytest
-from burn.ndarray import conv, module_ops, winograd
+from burn.ndarray import conv, conv_rows, module_ops, winograd
 from burn.ndarray.autotune import Autotune
 from burn.ndarray.conv import (
     conv_stride1,
@@ -29,6 +30,7 @@ from burn.ndarray.conv import (
     depthwise_x_grad_stride1,
     flipped_forward_applies,
 )
+from burn.ndarray.conv_rows import rows_apply, rows_conv2d, rows_conv2d_weight_grad
 
 
 def reference_conv(x, w, stride, padding, dilation, groups):
@@ -75,8 +77,13 @@ def test_algorithms_agree_with_the_definition(spatial, kernel, stride, padding, 
     got = module_ops._conv(x, w, stride, padding, dilation, groups, out)
     np.testing.assert_allclose(got, y, atol=1e-12)
     stride1 = all(s == 1 for s in stride)
+    rows = stride1 and rows_apply(x.shape, w.shape, groups)
     if stride1:
         got = conv_stride1(x, w, padding, dilation, groups)
+        assert got.shape == y.shape
+        np.testing.assert_allclose(got, y, atol=1e-12)
+    if rows:
+        got = rows_conv2d(x, w, padding, dilation, groups)
         assert got.shape == y.shape
         np.testing.assert_allclose(got, y, atol=1e-12)
 
@@ -92,6 +99,12 @@ def test_algorithms_agree_with_the_definition(spatial, kernel, stride, padding, 
         w_grads.append(conv_weight_grad_stride1(x, w.shape, g, padding, dilation, groups))
         if flipped_forward_applies(w.shape, padding, dilation):
             x_grads.append(conv_x_grad_by_forward(w, g, padding, dilation, groups))
+    if rows:
+        w_grads.append(rows_conv2d_weight_grad(x, w.shape, g, padding, dilation, groups))
+        if flipped_forward_applies(w.shape, padding, dilation):
+            x_grads.append(
+                conv_x_grad_by_forward(w, g, padding, dilation, groups, forward=rows_conv2d)
+            )
     assert all(grad.shape == x.shape for grad in x_grads)
     assert all(grad.shape == w.shape for grad in w_grads)
     for flat_index in rng.choice(x.size, 5, replace=False):
@@ -120,7 +133,9 @@ def test_blocked_forward_and_gradients_match_the_whole_batch(
     """`_conv` in blocks of samples or, one sample at a time, of output rows, the im2col
     weight gradients and col2im input gradient in blocks of samples, and the shifted-add input
     gradient in blocks of columns (one per block here), give what the unblocked forms give; so
-    do the flat-grid forward and gradients in blocks of one row of one sample."""
+    do the flat-grid forward and gradients in blocks of one row of one sample, and the
+    kernel-row products in blocks of one sample (the last block of a batch of 3 is short when
+    blocks hold 2)."""
     rng = np.random.default_rng(1)
     x = rng.standard_normal((3, 4, *spatial))
     w = rng.standard_normal((6, 4 // groups, *kernel))
@@ -147,6 +162,9 @@ def test_blocked_forward_and_gradients_match_the_whole_batch(
     grid_row *= math.prod(s + 2 * p for s, p in zip(spatial[1:], padding[1:], strict=True))
     row_budget = 1 if block == "row" else grid_row * y.shape[2]
     monkeypatch.setattr(conv, "ROW_BLOCK_BYTES", row_budget)
+    rows_sample = x.shape[1] * kernel[-1] * x.itemsize * (spatial[0] + 2 * padding[0])
+    rows_sample *= y.shape[-1]
+    monkeypatch.setattr(conv_rows, "ROWS_BLOCK_BYTES", 1 if block == "row" else 2 * rows_sample)
     blocked = module_ops._conv(x, w, stride, padding, dilation, groups, y.shape[2:])
     np.testing.assert_allclose(blocked, y, atol=1e-12)
     for first, whole in zip((False, True), whole_w_grads, strict=True):
@@ -166,14 +184,22 @@ def test_blocked_forward_and_gradients_match_the_whole_batch(
 
 
 def flat_grid_algorithms(x, w, g, padding, dilation, groups) -> dict:
-    """The flat-grid forward and gradients of `burn.ndarray.conv` (the input gradient where
-    no padding reaches past the kernel)."""
+    """The flat-grid forward and gradients of `burn.ndarray.conv` and, for 2-d layers, the
+    kernel-row products of `burn.ndarray.conv_rows` (the input gradients where no padding
+    reaches past the kernel)."""
     results = {
         "forward": conv_stride1(x, w, padding, dilation, groups),
         "weight": conv_weight_grad_stride1(x, w.shape, g, padding, dilation, groups),
     }
     if flipped_forward_applies(w.shape, padding, dilation):
         results["input"] = conv_x_grad_by_forward(w, g, padding, dilation, groups)
+    if rows_apply(x.shape, w.shape, groups):
+        results["rows forward"] = rows_conv2d(x, w, padding, dilation, groups)
+        results["rows weight"] = rows_conv2d_weight_grad(x, w.shape, g, padding, dilation, groups)
+        if "input" in results:
+            results["rows input"] = conv_x_grad_by_forward(
+                w, g, padding, dilation, groups, forward=rows_conv2d
+            )
     return results
 
 

@@ -364,16 +364,19 @@ def conv_stride1(x: np.ndarray, weight: np.ndarray, padding, dilation, groups) -
     return y
 
 
-def conv_x_grad_by_forward(weight: np.ndarray, output_grad, padding, dilation, groups):
-    """The input gradient of a stride-1 convolution as `conv_stride1` of the output gradient
-    with each group's kernel transposed and flipped, padded by `dilation * (k - 1) - padding`
+def conv_x_grad_by_forward(
+    weight: np.ndarray, output_grad, padding, dilation, groups, forward=conv_stride1
+):
+    """The input gradient of a stride-1 convolution as the stride-1 `forward` convolution
+    (`conv_stride1`, or `burn.ndarray.conv_rows.rows_conv2d`) of the output gradient with each
+    group's kernel transposed and flipped, padded by `dilation * (k - 1) - padding`
     (`flipped_forward_applies` says when that is >= 0), which gives back the input's size."""
     o, cg, *kernel = weight.shape
     og = o // groups
     flipped = weight[(slice(None), slice(None), *([slice(None, None, -1)] * len(kernel)))]
     transposed = flipped.reshape(groups, og, cg, *kernel).swapaxes(1, 2)
     transposed = transposed.reshape(groups * cg, og, *kernel)
-    return conv_stride1(
+    return forward(
         output_grad, transposed, _back_padding(kernel, padding, dilation), dilation, groups
     )
 

@@ -54,6 +54,7 @@ from burn.ndarray.conv import (
     depthwise_x_grad_stride1,
     flipped_forward_applies,
 )
+from burn.ndarray.conv_rows import rows_apply, rows_conv2d, rows_conv2d_weight_grad
 from numpy.lib.stride_tricks import sliding_window_view
 
 
@@ -189,6 +190,13 @@ def _shifted(x, stride) -> bool:
     """Whether the shifted-add input gradient (`burn.ndarray.conv`) can serve: stride 1
     everywhere and a non-empty input (with strides, most of its columns would be skipped)."""
     return x.size > 0 and all(s == 1 for s in stride)
+
+
+def _flipped_shape(weight_shape, groups) -> tuple[int, ...]:
+    """The kernel shape of an input gradient computed as a forward convolution with each
+    group's kernel transposed and flipped (`conv_x_grad_by_forward`)."""
+    o, cg, *kernel = weight_shape
+    return (groups * cg, o // groups, *kernel)
 
 
 def _depthwise(x, weight, groups) -> bool:
@@ -392,6 +400,8 @@ class NdArrayModuleOps:
             ]
         if _shifted(x, stride) and math.prod(out) > 0:
             candidates.append(lambda: conv_stride1(xw, w, padding, dilation, groups))
+            if rows_apply(x.shape, w.shape, groups):
+                candidates.append(lambda: rows_conv2d(xw, w, padding, dilation, groups))
             if _depthwise(x, w, groups):
                 candidates.append(lambda: depthwise_stride1(xw, w, padding, dilation))
                 candidates.append(lambda: depthwise_columns_stride1(xw, w, padding, dilation))
@@ -409,6 +419,12 @@ class NdArrayModuleOps:
             candidates.append(lambda: conv_x_grad_stride1(x.shape, w, g, padding, dilation, groups))
             if flipped_forward_applies(w.shape, padding, dilation):
                 candidates.append(lambda: conv_x_grad_by_forward(w, g, padding, dilation, groups))
+                if rows_apply(g.shape, _flipped_shape(w.shape, groups), groups):
+                    candidates.append(
+                        lambda: conv_x_grad_by_forward(
+                            w, g, padding, dilation, groups, forward=rows_conv2d
+                        )
+                    )
                 if _depthwise(x, w, groups):
                     candidates += [
                         lambda f=f: depthwise_x_grad_stride1(w, g, padding, dilation, f)
@@ -438,6 +454,10 @@ class NdArrayModuleOps:
             candidates.append(
                 lambda: conv_weight_grad_stride1(xw, shape, g, padding, dilation, groups)
             )
+            if rows_apply(x.shape, shape, groups):
+                candidates.append(
+                    lambda: rows_conv2d_weight_grad(xw, shape, g, padding, dilation, groups)
+                )
             if _depthwise(x, weight, groups):
                 candidates.append(
                     lambda: depthwise_weight_grad_stride1(xw, shape, g, padding, dilation)
@@ -484,6 +504,12 @@ class NdArrayModuleOps:
             candidates.append(lambda: conv_x_grad_stride1(shape, w, xw, padding, dilation, groups))
             if flipped_forward_applies(w.shape, padding, dilation):
                 candidates.append(lambda: conv_x_grad_by_forward(w, xw, padding, dilation, groups))
+                if rows_apply(xw.shape, _flipped_shape(w.shape, groups), groups):
+                    candidates.append(
+                        lambda: conv_x_grad_by_forward(
+                            w, xw, padding, dilation, groups, forward=rows_conv2d
+                        )
+                    )
         if winograd.applies(
             shape, w.shape, stride, padding, dilation, xw.dtype, groups, winograd.MIN_CHANNELS
         ):
