@@ -105,35 +105,20 @@ def run(repeats: int, warmup: int) -> list[list[str]]:
 
 
 NOTES = """\
-How to read it: ratios above 1 mean NdArray is slower. The machine is shared and was busy
-during the run (see the load average), so read the ratios, not the milliseconds, and treat
-ratios within about 20% of 1 as noise. With 2 BLAS and torch threads on this 2-core machine
-under that load, single timings swung by 10-100x (threads spinning while a neighbour held the
-other core), so the table is single-threaded.
+How to read it: ratios above 1 mean NdArray is slower. Read the ratios, not the milliseconds:
+both columns of a row were measured seconds apart in one process, and on this shared machine
+single runs move by 10-20%. The table is single-threaded: with 2 BLAS and torch threads on a
+busy 2-core machine, single timings swung by 10-100x (threads spinning while a neighbour held
+the other core).
 
-- The ResNet 3x3 stride-1 rows are where NdArray changed: Winograd F(4x4, 3x3) and F(2x2, 3x3)
-  (`burn.ndarray.winograd`) joined the timed candidates of the forward pass and both
-  gradients. In interleaved runs of the previous code and this one (4 rounds each, medians,
-  1 thread, load average 0.9 to 1.5), the 64-channel layer went from 2.16 to 1.15 ms forward
-  (NdArray/torch 2.19 -> 1.13), 2.19 to 1.19 ms for the input gradient (2.21 -> 1.17) and
-  2.27 to 1.81 ms for the weight gradient (2.15 -> 1.68; F(2x2, 3x3) only, since F(4x4,
-  3x3)'s float32 error there reached up to 15x the conformance tolerance).
-- The guide's convolutions (8 and 16 channels) and the strided layer run the same algorithms
-  as before, and their ratios did not move beyond noise (guide conv2: forward 3.4 -> 3.3,
-  input gradient 1.8 -> 1.7, weight gradient 1.95 -> 1.9). Winograd is not offered below 16
-  channels: on the guide's second layer F(4x4, 3x3) took 1.7 ms against im2col's 1.5 ms, its
-  input and output transforms being strided copies over 64 small 24x24 images that cost more
-  than the 4x fewer multiplies save. What is left there is BLAS throughput: the layer is 42M
-  multiply-adds, which OpenBLAS runs at about 95 GFLOP/s on one core here (0.85 ms alone,
-  against PyTorch's 0.45 ms for the whole convolution), so no im2col arrangement reaches 1.0x.
-- This machine's environment sets `OPENBLAS_CORETYPE=Haswell` (see the machine lines), which
-  makes OpenBLAS use AVX2 kernels on a CPU with AVX-512; the PyTorch build uses AVX-512. In 3
-  interleaved rounds of this table (1 thread, load average 0.6 to 1.0) with the variable set
-  and unset (OpenBLAS then picks its own SkylakeX kernels), the ResNet 3x3 layer's
-  NdArray/torch went from 1.14 / 1.18 / 1.66 (forward, input, weight gradient) to 0.92 / 0.99 /
-  1.47 and the strided layer's from 1.81-1.88 to 1.02-1.13; the guide's second layer's forward
-  and input gradient from 3.4 / 1.8 to 3.05 / 1.3, while its weight gradient and the first
-  layer's went the other way (1.9 -> 2.3, 1.8 -> 2.4: thin matmuls suit the AVX2 kernels).
+NdArray times every algorithm that can compute a layer on the layer's first call and keeps the
+fastest (`burn.ndarray.autotune`); each row is the winner here. The candidates: im2col (and
+col2im) with batched matmuls; at stride 1, the flat padded grid (`burn.ndarray.conv`), the
+columns of one kernel row for 2-d layers (`burn.ndarray.conv_rows`), Winograd F(2x2, 3x3) and
+F(4x4, 3x3) from 16 channels (`burn.ndarray.winograd`), and the depthwise taps. What is left
+on the guide's second layer's forward pass is BLAS throughput: its kernel-row products alone
+(three `[16, 24] @ [24, 576]` per sample) take about 0.62 ms at OpenBLAS's rate, about
+PyTorch's time for the whole convolution.
 """
 
 HEADER = ["layer", "x * weight", "op", "NdArray ms", "torch ms", "NdArray/torch"]
