@@ -86,6 +86,10 @@ def test_algorithms_agree_with_the_definition(spatial, kernel, stride, padding, 
         got = rows_conv2d(x, w, padding, dilation, groups)
         assert got.shape == y.shape
         np.testing.assert_allclose(got, y, atol=1e-12)
+        # A bias: a column of the first kernel row's product without groups, added after with.
+        bias = rng.standard_normal(w.shape[0])
+        got = rows_conv2d(x, w, padding, dilation, groups, bias=bias)
+        np.testing.assert_allclose(got, y + bias.reshape(1, -1, 1, 1), atol=1e-12)
 
     # The loss sum(y * g) is linear in x and in w: its gradients are exact from the definition.
     g = rng.standard_normal(y.shape)

@@ -38,9 +38,13 @@ def rows_apply(x_shape, weight_shape, groups: int) -> bool:
 
 class _Rows:
     """The width-tap copies of `x [N, C, H, W]` padded by `padding`, a block of samples at a
-    time, and each kernel row's view of them."""
+    time, and each kernel row's view of them.
 
-    def __init__(self, x: np.ndarray, kernel, padding, dilation):
+    With `ones`, the copies have one more row, all ones, after the channels' (set once, never
+    copied over): a bias becomes one more column of the first kernel row's matrix, and the
+    products add it with no pass of its own over the output."""
+
+    def __init__(self, x: np.ndarray, kernel, padding, dilation, ones: bool = False):
         n, c, h, w = x.shape
         kh, kw = kernel
         ph, pw = padding
@@ -49,9 +53,13 @@ class _Rows:
         rows = h + 2 * ph  # padded rows
         self.out_h = rows - dilation[0] * (kh - 1)
         self.out_w = w + 2 * pw - dilation[1] * (kw - 1)
-        per_sample = c * kw * rows * self.out_w * x.itemsize
+        per_sample = (c * kw + ones) * rows * self.out_w * x.itemsize
         self.step = max(1, ROWS_BLOCK_BYTES // max(per_sample, 1))
-        self.buffer = np.zeros((min(self.step, n), c, kw, rows, self.out_w), dtype=x.dtype)
+        b = min(self.step, n)
+        self.flat = np.zeros((b, c * kw + ones, rows * self.out_w), dtype=x.dtype)
+        self.flat[:, c * kw :] = 1
+        # The channels' copies `[b, C, kw, rows, out_w]`, a view of `flat`.
+        self.buffer = self.flat[:, : c * kw].reshape(b, c, kw, rows, self.out_w)
         self.inside = slice(ph, ph + h)
         # Per width tap: the output columns that read the input, and the input columns they
         # read (the others read padding and stay zero).
@@ -67,26 +75,32 @@ class _Rows:
         return [(s, min(s + self.step, self.n)) for s in range(0, self.n, self.step)]
 
     def fill(self, start: int, end: int) -> np.ndarray:
-        """The block's copies, as `[b, C * kw, rows * out_w]`."""
-        b = end - start
-        buffer = self.buffer[:b]
+        """The block's copies, as `[b, C * kw (+ 1), rows * out_w]`."""
+        buffer = self.buffer[: end - start]
         source = self.x[start:end]
         for t, first, last, source_first, source_last in self.copies:
             buffer[:, :, t, self.inside, first:last] = source[..., source_first:source_last]
-        return buffer.reshape(b, self.c * self.kw, -1)
+        return self.flat[: end - start]
 
-    def kernel_row(self, flat: np.ndarray, i: int, groups: int) -> np.ndarray:
-        """What kernel row `i` multiplies: `[b, groups, C / groups * kw, out_h * out_w]`."""
+    def kernel_row(self, flat: np.ndarray, i: int, groups: int, ones=False) -> np.ndarray:
+        """What kernel row `i` multiplies: `[b, groups, C / groups * kw, out_h * out_w]`
+        (with `ones`, one group whose last row is the ones)."""
         start = i * self.row_step * self.out_w
-        view = flat[:, :, start : start + self.out_h * self.out_w]
+        view = flat[
+            :, : None if ones else self.c * self.kw, start : start + self.out_h * self.out_w
+        ]
         return view.reshape(view.shape[0], groups, -1, view.shape[-1])
 
 
-def rows_conv2d(x: np.ndarray, weight: np.ndarray, padding, dilation, groups: int) -> np.ndarray:
-    """A stride-1 2-d convolution of `x [N, C, H, W]` by `weight [O, C / groups, kh, kw]`
-    (no bias): per block of samples, one product per kernel row, summed."""
+def rows_conv2d(
+    x: np.ndarray, weight: np.ndarray, padding, dilation, groups: int, bias=None
+) -> np.ndarray:
+    """A stride-1 2-d convolution of `x [N, C, H, W]` by `weight [O, C / groups, kh, kw]`,
+    plus `bias [O]` if given: per block of samples, one product per kernel row, summed. Without
+    groups, the bias is a column of the first row's product (a row of ones in the copies)."""
     o, cg, kh, kw = weight.shape
-    rows = _Rows(x, (kh, kw), padding, dilation)
+    folded = bias is not None and groups == 1
+    rows = _Rows(x, (kh, kw), padding, dilation, ones=folded)
     positions = rows.out_h * rows.out_w
     dtype = np.result_type(x, weight)
     y = np.empty((rows.n, o, positions), dtype=dtype)
@@ -94,15 +108,20 @@ def rows_conv2d(x: np.ndarray, weight: np.ndarray, padding, dilation, groups: in
         np.ascontiguousarray(weight[:, :, i, :]).reshape(groups, o // groups, cg * kw)
         for i in range(kh)
     ]
+    if folded:
+        column = bias.astype(kernel_rows[0].dtype, copy=False).reshape(1, o, 1)
+        kernel_rows[0] = np.concatenate([kernel_rows[0], column], axis=2)
     scratch = np.empty((min(rows.step, rows.n), groups, o // groups, positions), dtype=dtype)
     for start, end in rows.blocks():
         flat = rows.fill(start, end)
         out = y[start:end].reshape(end - start, groups, o // groups, positions)
-        np.matmul(kernel_rows[0], rows.kernel_row(flat, 0, groups), out=out)
+        np.matmul(kernel_rows[0], rows.kernel_row(flat, 0, groups, ones=folded), out=out)
         part = scratch[: end - start]
         for i in range(1, kh):
             np.matmul(kernel_rows[i], rows.kernel_row(flat, i, groups), out=part)
             out += part
+    if bias is not None and not folded:
+        y += bias.reshape(1, o, 1)
     return y.reshape(rows.n, o, rows.out_h, rows.out_w)
 
 

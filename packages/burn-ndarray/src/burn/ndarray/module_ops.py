@@ -388,26 +388,30 @@ class NdArrayModuleOps:
         pointwise = _pointwise(kernel, padding)
         if pointwise and x.shape[0] == 1:  # one product, no copy: no contest
             return _bias(_pointwise_conv(xw, w, stride, groups), bias).astype(x.dtype, copy=False)
-        candidates = [lambda: _conv(xw, w, stride, padding, dilation, groups, out)]
+        plain = [lambda: _conv(xw, w, stride, padding, dilation, groups, out)]
         if pointwise:
-            candidates.append(lambda: _pointwise_conv(xw, w, stride, groups))
+            plain.append(lambda: _pointwise_conv(xw, w, stride, groups))
         if winograd.applies(
             x.shape, w.shape, stride, padding, dilation, xw.dtype, groups, winograd.MIN_CHANNELS
         ):
-            candidates += [
+            plain += [
                 lambda m=m: winograd.conv2d(xw, w, padding, groups, m, cache=True)
                 for m in winograd.TILE_SIZES
             ]
-        if _shifted(x, stride) and math.prod(out) > 0:
-            candidates.append(lambda: conv_stride1(xw, w, padding, dilation, groups))
-            if rows_apply(x.shape, w.shape, groups):
-                candidates.append(lambda: rows_conv2d(xw, w, padding, dilation, groups))
+        shifted = _shifted(x, stride) and math.prod(out) > 0
+        if shifted:
+            plain.append(lambda: conv_stride1(xw, w, padding, dilation, groups))
             if _depthwise(x, w, groups):
-                candidates.append(lambda: depthwise_stride1(xw, w, padding, dilation))
-                candidates.append(lambda: depthwise_columns_stride1(xw, w, padding, dilation))
+                plain.append(lambda: depthwise_stride1(xw, w, padding, dilation))
+                plain.append(lambda: depthwise_columns_stride1(xw, w, padding, dilation))
+        # Each candidate's result with the bias: the kernel-row products add it themselves.
+        candidates = [lambda c=c: _bias(c(), bias) for c in plain]
+        if shifted and rows_apply(x.shape, w.shape, groups):
+            b = None if bias is None else _work(bias)
+            candidates.append(lambda: rows_conv2d(xw, w, padding, dilation, groups, bias=b))
         key = ("f", x.shape, w.shape, xw.dtype.str, stride, padding, dilation, groups)
-        y = CONV_AUTOTUNE.run(key, candidates)
-        return _bias(y, bias).astype(x.dtype, copy=False)
+        key += (bias is not None,)
+        return CONV_AUTOTUNE.run(key, candidates).astype(x.dtype, copy=False)
 
     def _nd_conv_x_backward(self, x, weight, output_grad, options):
         if x.size == 0 or output_grad.size == 0:
