@@ -577,3 +577,23 @@ def test_pointwise_convolution_agrees_with_the_definition(batch, spatial, stride
     y = getattr(NdArray, f"conv{len(spatial)}d")(strided, w.astype(np.float32), bias, options)
     bias_shape = (1, -1) + (1,) * len(spatial)
     np.testing.assert_allclose(y, expected + bias.reshape(bias_shape), rtol=1e-5, atol=1e-5)
+
+
+def test_kernel_rows_serve_one_channel_layers_but_not_depthwise_ones():
+    """The guide's first layer (one input channel, no groups) gets the kernel-row products,
+    forward and weight gradient, and they agree with the definition; a depthwise layer (one
+    channel in each of several groups) and a 1x1 kernel over one channel are not offered."""
+    assert rows_apply((64, 1, 28, 28), (8, 1, 3, 3), 1)
+    assert not rows_apply((2, 8, 9, 9), (8, 1, 3, 3), 8)
+    assert not rows_apply((2, 1, 9, 9), (4, 1, 1, 1), 1)
+    assert not rows_apply((2, 4, 9), (4, 4, 3), 1)  # 1-d
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((3, 1, 9, 8))
+    w = rng.standard_normal((5, 1, 3, 2))
+    one = (1, 1)
+    y = reference_conv(x, w, one, one, one, 1)
+    np.testing.assert_allclose(rows_conv2d(x, w, one, one, 1), y, atol=1e-12)
+    g = rng.standard_normal(y.shape)
+    got = rows_conv2d_weight_grad(x, w.shape, g, one, one, 1)
+    expected = module_ops._weight_grad_im2col(x, w.shape, g, one, one, one, 1)
+    np.testing.assert_allclose(got, expected, atol=1e-12)

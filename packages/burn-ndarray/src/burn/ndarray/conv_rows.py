@@ -31,9 +31,12 @@ ROWS_BLOCK_BYTES = 512 << 10
 
 
 def rows_apply(x_shape, weight_shape, groups: int) -> bool:
-    """Whether the kernel-row products serve this stride-1 convolution: 2-d, and not
-    depthwise (there each group's product would be one channel's few taps: no matmul)."""
-    return len(x_shape) == 4 and weight_shape[1] * weight_shape[3] > 1 and groups < x_shape[1]
+    """Whether the kernel-row products serve this stride-1 convolution: 2-d, with more than
+    one column per kernel row's matrix, and not depthwise-like (one input channel in each of
+    several groups: there each group's product would be one channel's few taps)."""
+    if len(x_shape) != 4 or weight_shape[1] * weight_shape[3] < 2:
+        return False
+    return groups == 1 or weight_shape[1] > 1
 
 
 class _Rows:
