@@ -77,7 +77,7 @@ def test_algorithms_agree_with_the_definition(spatial, kernel, stride, padding, 
     got = module_ops._conv(x, w, stride, padding, dilation, groups, out)
     np.testing.assert_allclose(got, y, atol=1e-12)
     stride1 = all(s == 1 for s in stride)
-    rows = stride1 and rows_apply(x.shape, w.shape, groups)
+    rows = stride1 and rows_apply(x.shape, w.shape, groups, padding, dilation, x.itemsize)
     if stride1:
         got = conv_stride1(x, w, padding, dilation, groups)
         assert got.shape == y.shape
@@ -197,7 +197,7 @@ def flat_grid_algorithms(x, w, g, padding, dilation, groups) -> dict:
     }
     if flipped_forward_applies(w.shape, padding, dilation):
         results["input"] = conv_x_grad_by_forward(w, g, padding, dilation, groups)
-    if rows_apply(x.shape, w.shape, groups):
+    if rows_apply(x.shape, w.shape, groups, padding, dilation, x.itemsize):
         results["rows forward"] = rows_conv2d(x, w, padding, dilation, groups)
         results["rows weight"] = rows_conv2d_weight_grad(x, w.shape, g, padding, dilation, groups)
         if "input" in results:
@@ -579,14 +579,18 @@ def test_pointwise_convolution_agrees_with_the_definition(batch, spatial, stride
     np.testing.assert_allclose(y, expected + bias.reshape(bias_shape), rtol=1e-5, atol=1e-5)
 
 
-def test_kernel_rows_serve_one_channel_layers_but_not_depthwise_ones():
+def test_kernel_rows_serve_one_channel_layers_but_not_depthwise_or_huge_ones():
     """The guide's first layer (one input channel, no groups) gets the kernel-row products,
     forward and weight gradient, and they agree with the definition; a depthwise layer (one
-    channel in each of several groups) and a 1x1 kernel over one channel are not offered."""
-    assert rows_apply((64, 1, 28, 28), (8, 1, 3, 3), 1)
-    assert not rows_apply((2, 8, 9, 9), (8, 1, 3, 3), 8)
-    assert not rows_apply((2, 1, 9, 9), (4, 1, 1, 1), 1)
-    assert not rows_apply((2, 4, 9), (4, 4, 3), 1)  # 1-d
+    channel in each of several groups), a 1x1 kernel over one channel and a sample whose
+    copies would be past `ROWS_SAMPLE_BYTES` are not offered."""
+    one, zero = (1, 1), (0, 0)
+    assert rows_apply((64, 1, 28, 28), (8, 1, 3, 3), 1, zero, one, 4)
+    assert rows_apply((1, 64, 56, 56), (64, 64, 3, 3), 1, one, one, 4)  # 2.5 MB
+    assert not rows_apply((1, 64, 256, 256), (64, 64, 3, 3), 1, one, one, 4)  # 50 MB
+    assert not rows_apply((2, 8, 9, 9), (8, 1, 3, 3), 8, one, one, 4)
+    assert not rows_apply((2, 1, 9, 9), (4, 1, 1, 1), 1, zero, one, 4)
+    assert not rows_apply((2, 4, 9), (4, 4, 3), 1, (0,), (1,), 4)  # 1-d
     rng = np.random.default_rng(6)
     x = rng.standard_normal((3, 1, 9, 8))
     w = rng.standard_normal((5, 1, 3, 2))

@@ -182,7 +182,7 @@ def depthwise_columns_stride1(x: np.ndarray, weight: np.ndarray, padding, dilati
     return np.ascontiguousarray(grid.positions(out.reshape(c, -1)).swapaxes(0, 1))
 
 
-def _back_padding(kernel, padding, dilation) -> list[int]:
+def back_padding(kernel, padding, dilation) -> list[int]:
     """The padding that turns a stride-1 convolution's output back into its input's size."""
     return [d * (k - 1) - p for d, k, p in zip(dilation, kernel, padding, strict=True)]
 
@@ -191,7 +191,7 @@ def flipped_forward_applies(weight_shape, padding, dilation) -> bool:
     """Whether an input gradient can be computed as a forward convolution with flipped filters
     (`depthwise_x_grad_stride1`, `conv_x_grad_by_forward`): no padding past the kernel's
     reach."""
-    return min(_back_padding(weight_shape[2:], padding, dilation)) >= 0
+    return min(back_padding(weight_shape[2:], padding, dilation)) >= 0
 
 
 def depthwise_x_grad_stride1(
@@ -203,7 +203,7 @@ def depthwise_x_grad_stride1(
     `forward` (`depthwise_stride1` or `depthwise_columns_stride1`)."""
     kernel = weight.shape[2:]
     flipped = weight[(slice(None), slice(None), *([slice(None, None, -1)] * len(kernel)))]
-    return forward(output_grad, flipped, _back_padding(kernel, padding, dilation), dilation)
+    return forward(output_grad, flipped, back_padding(kernel, padding, dilation), dilation)
 
 
 def depthwise_weight_grad_stride1(
@@ -377,7 +377,7 @@ def conv_x_grad_by_forward(
     transposed = flipped.reshape(groups, og, cg, *kernel).swapaxes(1, 2)
     transposed = transposed.reshape(groups * cg, og, *kernel)
     return forward(
-        output_grad, transposed, _back_padding(kernel, padding, dilation), dilation, groups
+        output_grad, transposed, back_padding(kernel, padding, dilation), dilation, groups
     )
 
 

@@ -44,6 +44,7 @@ from burn.backend.ops.module import (
 from burn.ndarray import winograd
 from burn.ndarray.autotune import CONV_AUTOTUNE
 from burn.ndarray.conv import (
+    back_padding,
     conv_stride1,
     conv_weight_grad_stride1,
     conv_x_grad_by_forward,
@@ -192,11 +193,14 @@ def _shifted(x, stride) -> bool:
     return x.size > 0 and all(s == 1 for s in stride)
 
 
-def _flipped_shape(weight_shape, groups) -> tuple[int, ...]:
-    """The kernel shape of an input gradient computed as a forward convolution with each
-    group's kernel transposed and flipped (`conv_x_grad_by_forward`)."""
-    o, cg, *kernel = weight_shape
-    return (groups * cg, o // groups, *kernel)
+def _rows_x_grad_apply(output_grad, weight, groups, padding, dilation) -> bool:
+    """Whether the kernel-row products serve an input gradient computed as a forward
+    convolution of the output gradient with each group's kernel transposed and flipped
+    (`conv_x_grad_by_forward`), padded back to the input's size."""
+    o, cg, *kernel = weight.shape
+    flipped = (groups * cg, o // groups, *kernel)
+    padded = back_padding(kernel, padding, dilation)
+    return rows_apply(output_grad.shape, flipped, groups, padded, dilation, output_grad.itemsize)
 
 
 def _depthwise(x, weight, groups) -> bool:
@@ -406,7 +410,7 @@ class NdArrayModuleOps:
                 plain.append(lambda: depthwise_columns_stride1(xw, w, padding, dilation))
         # Each candidate's result with the bias: the kernel-row products add it themselves.
         candidates = [lambda c=c: _bias(c(), bias) for c in plain]
-        if shifted and rows_apply(x.shape, w.shape, groups):
+        if shifted and rows_apply(x.shape, w.shape, groups, padding, dilation, xw.itemsize):
             b = None if bias is None else _work(bias)
             candidates.append(lambda: rows_conv2d(xw, w, padding, dilation, groups, bias=b))
         key = ("f", x.shape, w.shape, xw.dtype.str, stride, padding, dilation, groups)
@@ -423,7 +427,7 @@ class NdArrayModuleOps:
             candidates.append(lambda: conv_x_grad_stride1(x.shape, w, g, padding, dilation, groups))
             if flipped_forward_applies(w.shape, padding, dilation):
                 candidates.append(lambda: conv_x_grad_by_forward(w, g, padding, dilation, groups))
-                if rows_apply(g.shape, _flipped_shape(w.shape, groups), groups):
+                if _rows_x_grad_apply(g, w, groups, padding, dilation):
                     candidates.append(
                         lambda: conv_x_grad_by_forward(
                             w, g, padding, dilation, groups, forward=rows_conv2d
@@ -458,7 +462,7 @@ class NdArrayModuleOps:
             candidates.append(
                 lambda: conv_weight_grad_stride1(xw, shape, g, padding, dilation, groups)
             )
-            if rows_apply(x.shape, shape, groups):
+            if rows_apply(x.shape, shape, groups, padding, dilation, xw.itemsize):
                 candidates.append(
                     lambda: rows_conv2d_weight_grad(xw, shape, g, padding, dilation, groups)
                 )
@@ -508,7 +512,7 @@ class NdArrayModuleOps:
             candidates.append(lambda: conv_x_grad_stride1(shape, w, xw, padding, dilation, groups))
             if flipped_forward_applies(w.shape, padding, dilation):
                 candidates.append(lambda: conv_x_grad_by_forward(w, xw, padding, dilation, groups))
-                if rows_apply(xw.shape, _flipped_shape(w.shape, groups), groups):
+                if _rows_x_grad_apply(xw, w, groups, padding, dilation):
                     candidates.append(
                         lambda: conv_x_grad_by_forward(
                             w, xw, padding, dilation, groups, forward=rows_conv2d
