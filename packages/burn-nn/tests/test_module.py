@@ -370,3 +370,44 @@ def test_records_round_trip_on_every_backend(tmp_path, backend, recorder):
                 want.assert_approx_eq(got, tolerance=1e-2)
             else:
                 want.assert_eq(got, strict=False)
+
+
+def test_mapped_modules_are_shallow_copies_that_honour_a_class_own_copy_protocol():
+    """`map` copies each module (a new instance with the same constants and private fields);
+    a module class with its own `__copy__`, state hook or slots is copied as `copy.copy`
+    copies it, not by the direct route plain classes take."""
+
+    class Identity(ModuleMapper):
+        def map_float(self, id, tensor):  # noqa: A002
+            return tensor
+
+    model = Encoder(NdArray.device())
+    mapped = model.map(Identity())
+    assert type(mapped) is Encoder and mapped is not model
+    assert mapped._cache == "private" and mapped.scale is model.scale
+    assert mapped.layers[0] is not model.layers[0] and mapped.layers[0].dropout.prob == 0.1
+
+    copies = []
+
+    class Counted(Linear):
+        def __copy__(self):
+            copies.append(self)
+            new = Counted.__new__(Counted)
+            new.__dict__.update(self.__dict__)
+            new.copied = True
+            return new
+
+    class Stateful(Linear):
+        def __getstate__(self):
+            return {**self.__dict__, "restored": True}
+
+    class Slotted(Linear):
+        __slots__ = ("tag",)
+
+    device = NdArray.device()
+    counted = Counted(2, 2, device)
+    assert counted.map(Identity()).copied and copies == [counted]
+    assert Stateful(2, 2, device).map(Identity()).restored
+    slotted = Slotted(2, 2, device)
+    slotted.tag = "kept"
+    assert slotted.map(Identity()).tag == "kept"

@@ -65,6 +65,42 @@ def _dispatch(obj, prefix: str, param: Param):
 _PLAIN_FIELDS = frozenset({int, float, bool, str, bytes, type(None)})
 
 
+def _copies_plainly(cls: type) -> bool:
+    """Whether `copy.copy` of a `cls` instance is a new instance with the same `__dict__`: no
+    copy hook, reduction, state hook, `__new__` arguments or slots of its own anywhere in its
+    classes (what `copy.copy` would otherwise honour)."""
+    return (
+        getattr(cls, "__copy__", None) is None
+        and cls.__reduce_ex__ is object.__reduce_ex__
+        and cls.__reduce__ is object.__reduce__
+        and cls.__getstate__ is object.__getstate__
+        and getattr(cls, "__setstate__", None) is None
+        and getattr(cls, "__getnewargs_ex__", None) is None
+        and getattr(cls, "__getnewargs__", None) is None
+        and not any("__slots__" in vars(base) for base in cls.__mro__)
+    )
+
+
+_PLAIN_COPIES: dict[type, bool] = {}
+
+
+def _shallow_copy(value):
+    """`copy.copy(value)`, done directly for the plain classes modules almost always are.
+
+    `copy.copy` takes the generic route (`__reduce_ex__`, `copyreg`) for every object, and an
+    optimizer step maps the whole model: the guide's model's `map` took 31 us with it and 21 us
+    this way (about 1% of a traced GPU step's host time). The check per class is made once."""
+    cls = value.__class__
+    plain = _PLAIN_COPIES.get(cls)
+    if plain is None:
+        plain = _PLAIN_COPIES[cls] = _copies_plainly(cls)
+    if not plain:
+        return copy.copy(value)
+    new = cls.__new__(cls)
+    new.__dict__.update(value.__dict__)
+    return new
+
+
 # The walks below are module-level functions, not closures that call themselves: such a
 # closure is a reference cycle (function -> cell -> function) holding what it found, so every
 # walk (an optimizer step maps the model once) left the model's old parameters, and the device
@@ -197,7 +233,7 @@ class Module:
 
     def _transform(self, fn) -> Module:
         """A shallow copy with every `Param` replaced by `fn(param)`."""
-        new = copy.copy(self)
+        new = _shallow_copy(self)
         state = new.__dict__
         for name, field in self.fields():
             state[name] = _transformed(field, fn)
@@ -379,7 +415,7 @@ def _load(value, node, path: str, device, unused: list[str]):
                 f"(it has {sorted(map(str, node))})"
             )
         unused.extend(f"{path}.{k}" if path else str(k) for k in node if k not in names)
-        new = copy.copy(value)
+        new = _shallow_copy(value)
         for name, field in fields:
             new.__dict__[name] = _load(
                 field, node[name], f"{path}.{name}" if path else name, device, unused
