@@ -168,8 +168,10 @@ class PrimitiveOps(abc.ABC):
         return self.binary(op, p, self.scalar_like(p, value))
 
     def same_device(self, a: Any, b: Any) -> bool:
-        """Whether two primitives live on the same device."""
-        return bool(self.device_of(a) == self.device_of(b))
+        """Whether two primitives live on the same device (asked by every binary op: the
+        common answer, one device object for both, is found without comparing values)."""
+        first, second = self.device_of(a), self.device_of(b)
+        return first is second or bool(first == second)
 
     def index_dtype(self) -> DType:
         """The dtype of index primitives (gather indices, argmax results)."""
