@@ -45,10 +45,15 @@ def rows_apply(x_shape, weight_shape, groups: int, padding, dilation, itemsize: 
         return False
     if groups > 1 and weight_shape[1] == 1:
         return False
-    _, c, h, w = x_shape
-    kw = weight_shape[3]
-    out_w = w + 2 * padding[1] - dilation[1] * (kw - 1)
-    return c * kw * (h + 2 * padding[0]) * out_w * itemsize <= ROWS_SAMPLE_BYTES
+    c, kw = x_shape[1], weight_shape[3]
+    rows, out_w = _copy_size(x_shape[2:], kw, padding, dilation)
+    return c * kw * rows * out_w * itemsize <= ROWS_SAMPLE_BYTES
+
+
+def _copy_size(spatial, kw: int, padding, dilation) -> tuple[int, int]:
+    """(padded rows, output columns) of one channel's copy for one width tap."""
+    h, w = spatial
+    return h + 2 * padding[0], w + 2 * padding[1] - dilation[1] * (kw - 1)
 
 
 class _Rows:
@@ -65,14 +70,14 @@ class _Rows:
         ph, pw = padding
         self.x, self.n, self.c, self.kw = x, n, c, kw
         self.row_step = dilation[0]
-        rows = h + 2 * ph  # padded rows
+        rows, self.out_w = _copy_size((h, w), kw, padding, dilation)
         self.out_h = rows - dilation[0] * (kh - 1)
-        self.out_w = w + 2 * pw - dilation[1] * (kw - 1)
         per_sample = (c * kw + ones) * rows * self.out_w * x.itemsize
         self.step = max(1, ROWS_BLOCK_BYTES // max(per_sample, 1))
         b = min(self.step, n)
         self.flat = np.zeros((b, c * kw + ones, rows * self.out_w), dtype=x.dtype)
-        self.flat[:, c * kw :] = 1
+        if ones:
+            self.flat[:, c * kw :] = 1
         # The channels' copies `[b, C, kw, rows, out_w]`, a view of `flat`.
         self.buffer = self.flat[:, : c * kw].reshape(b, c, kw, rows, self.out_w)
         self.inside = slice(ph, ph + h)
@@ -126,13 +131,15 @@ def rows_conv2d(
     if folded:
         column = bias.astype(kernel_rows[0].dtype, copy=False).reshape(1, o, 1)
         kernel_rows[0] = np.concatenate([kernel_rows[0], column], axis=2)
-    scratch = np.empty((min(rows.step, rows.n), groups, o // groups, positions), dtype=dtype)
+    scratch = None
+    if kh > 1:  # the later kernel rows' products, added to the first's
+        scratch = np.empty((min(rows.step, rows.n), groups, o // groups, positions), dtype=dtype)
     for start, end in rows.blocks():
         flat = rows.fill(start, end)
         out = y[start:end].reshape(end - start, groups, o // groups, positions)
         np.matmul(kernel_rows[0], rows.kernel_row(flat, 0, groups, ones=folded), out=out)
-        part = scratch[: end - start]
         for i in range(1, kh):
+            part = scratch[: end - start]
             np.matmul(kernel_rows[i], rows.kernel_row(flat, i, groups), out=part)
             out += part
     if bias is not None and not folded:

@@ -409,7 +409,7 @@ class NdArrayModuleOps:
                 plain.append(lambda: depthwise_stride1(xw, w, padding, dilation))
                 plain.append(lambda: depthwise_columns_stride1(xw, w, padding, dilation))
         # Each candidate's result with the bias: the kernel-row products add it themselves.
-        candidates = [lambda c=c: _bias(c(), bias) for c in plain]
+        candidates = plain if bias is None else [lambda c=c: _bias(c(), bias) for c in plain]
         if shifted and rows_apply(x.shape, w.shape, groups, padding, dilation, xw.itemsize):
             b = None if bias is None else _work(bias)
             candidates.append(lambda: rows_conv2d(xw, w, padding, dilation, groups, bias=b))
